@@ -1,0 +1,34 @@
+# AEON Board: `make run` serves the board with demo data; `make test` runs every test.
+# Both do all set-up on a fresh machine (virtualenv, install, migrate).
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	AEON_DEMO=1 $(PY) manage.py run_demo --port $(PORT)
+
+test: setup
+	$(PY) -m playwright --version >/dev/null
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) var

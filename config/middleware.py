@@ -1,0 +1,79 @@
+"""Project middleware: JSON errors under /api/, no slash redirects there, security headers."""
+
+import logging
+
+from django.conf import settings
+from django.middleware.common import CommonMiddleware
+
+from config.api_errors import STATUS_REASONS, Reason, json_error
+
+logger = logging.getLogger("aeon.api")
+
+JSON_PREFIXES = ("/api/", "/.well-known/")
+
+
+def wants_json(request) -> bool:
+    return request.path.startswith(JSON_PREFIXES)
+
+
+class ApiJsonErrorsMiddleware:
+    """Under /api/, any non-JSON error (Django's 404, 405, 413, 500) becomes a JSON answer."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if not wants_json(request) or response.status_code < 400:
+            return response
+        if response.get("Content-Type", "").startswith("application/json"):
+            return response
+        status = response.status_code
+        reason = STATUS_REASONS.get(
+            status, Reason.INTERNAL_ERROR if status >= 500 else Reason.BAD_REQUEST
+        )
+        replacement = json_error(reason, f"HTTP {status} on {request.path}", status)
+        if response.has_header("Allow"):
+            replacement["Allow"] = response["Allow"]
+        if response.has_header("Retry-After"):
+            replacement["Retry-After"] = response["Retry-After"]
+        return replacement
+
+    def process_exception(self, request, exception):
+        if not wants_json(request):
+            return None
+        logger.exception("unhandled error on %s", request.path)
+        return json_error(
+            Reason.INTERNAL_ERROR, "internal error; the request left no partial state", 500
+        )
+
+
+class PageCommonMiddleware(CommonMiddleware):
+    """CommonMiddleware without slash redirects on the API: a redirect turns a pod's POST into a
+    body-less GET and loses its bundle."""
+
+    def should_redirect_with_slash(self, request):
+        if wants_json(request):
+            return False
+        return super().should_redirect_with_slash(request)
+
+
+class SecurityHeadersMiddleware:
+    """Content-Security-Policy on every answer; plotly and our scripts come from our origin."""
+
+    POLICY = (
+        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'; frame-src 'none'; object-src 'none'; "
+        "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+    )
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        response.setdefault("Content-Security-Policy", self.POLICY)
+        response.setdefault("X-Content-Type-Options", "nosniff")
+        if settings.PRODUCTION:
+            response.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+        return response

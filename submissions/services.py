@@ -1,0 +1,592 @@
+"""Writes of the pod channel: enrolment, sessions, checkpoints and commits (protocol.md §3).
+
+Each public function takes the raw request body and returns an `Outcome` or raises `Refusal`;
+the views only read bodies and write answers. Evidence (the raw body) is stored before anything
+derived from it, and a commit is one transaction.
+"""
+
+import hashlib
+import hmac
+import json
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from board import selectors as board_selectors
+from board import services as board_services
+from config.api_errors import Reason
+from submissions.blobstore import blob_store
+from submissions.jsonbody import MalformedJson, parse_json
+from submissions.models import (
+    LIVE_SESSION_STATUSES,
+    Challenge,
+    CheckpointRow,
+    DeviceKey,
+    ForgeryEvent,
+    IngestLogEntry,
+    KeyAuditEntry,
+    KeyStatus,
+    QuarantinedBundle,
+    RateCounter,
+    RawBundle,
+    RunSession,
+    SessionBundle,
+    SessionStatus,
+)
+from submissions.schemas import (
+    KNOWN_BOARDS,
+    EnrollRequest,
+    OpenRunRequest,
+    ResultsEnvelope,
+    SchemaError,
+    parse_request,
+    validate_bundle,
+)
+from submissions.signing import canonical_json, decode_public_key, key_fingerprint, verify_signature
+
+REFUSAL_STATUS = {
+    Reason.CHALLENGE_INVALID: 400,
+    Reason.BAD_SIG: 400,
+    Reason.MALFORMED_JSON: 400,
+    Reason.SCHEMA_INVALID: 400,
+    Reason.BAD_REQUEST: 400,
+    Reason.UNKNOWN_KEY: 403,
+    Reason.REVOKED_KEY: 403,
+    Reason.TOKEN_MISMATCH: 403,
+    Reason.RUN_NOT_FOUND: 404,
+    Reason.REPLAY_NONCE: 409,
+    Reason.RUN_ID_MISMATCH: 409,
+    Reason.NONCE_MISMATCH: 409,
+    Reason.RUN_CLOSED: 409,
+    Reason.SIZE_EXCEEDED: 413,
+    Reason.UNSUPPORTED_ENCODING: 415,
+    Reason.RATE_LIMITED: 429,
+    Reason.TOO_MANY_OPEN_RUNS: 429,
+    Reason.UNAVAILABLE: 503,
+}
+
+DUPLICATE_MESSAGE = "job already submitted and available on the Mothership"
+# A session untouched this long no longer counts toward the open-run cap (pods bench for days).
+STALE_SESSION_AGE = timedelta(days=30)
+FORGERY_WINDOW = timedelta(hours=24)
+
+
+@dataclass
+class Outcome:
+    status: int
+    body: dict
+    reason: str = Reason.OK
+    run_id: str = ""
+    key_fingerprint: str = ""
+    bundle_sha256: str = ""
+    note: str = ""
+
+
+class Refusal(Exception):
+    def __init__(self, reason: Reason, note: str, *, retry_after: int | None = None, **context):
+        super().__init__(f"{reason}: {note}")
+        self.reason = reason
+        self.note = note
+        self.status = REFUSAL_STATUS[reason]
+        self.retry_after = retry_after
+        self.context = context  # run_id, key_fingerprint, bundle_sha256 for the ingest log
+
+
+def _parse(body: bytes):
+    try:
+        return parse_json(body)
+    except MalformedJson as exc:
+        raise Refusal(Reason.MALFORMED_JSON, str(exc)) from None
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+# --- rate limits -------------------------------------------------------------------------------
+
+
+def check_rate_limit(scope: str, limit: int) -> None:
+    """Count this request in the current window with one atomic upsert; refuse past `limit`."""
+    window = settings.AEON_RATE_WINDOW_SECONDS
+    now = time.time()
+    window_start = int(now // window) * window
+    table = RateCounter._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (scope, window_start, count) VALUES (%s, %s, 1) "
+            f"ON CONFLICT (scope, window_start) DO UPDATE SET count = {table}.count + 1 "
+            "RETURNING count",
+            [scope, window_start],
+        )
+        (count,) = cursor.fetchone()
+    if count == 1:  # first hit of a window: forget the windows before the previous one
+        RateCounter.objects.filter(scope=scope, window_start__lt=window_start - window).delete()
+    if count > limit:
+        retry_after = max(1, math.ceil(window_start + window - now))
+        raise Refusal(
+            Reason.RATE_LIMITED,
+            f"more than {limit} requests in {window} s",
+            retry_after=retry_after,
+        )
+
+
+# --- evidence, forgery, revocation -------------------------------------------------------------
+
+
+def store_evidence(body: bytes) -> str:
+    """Write the raw body to the blob store, then its row; both idempotent by content."""
+    digest = blob_store().put(body)
+    RawBundle.objects.get_or_create(sha256=digest, defaults={"size": len(body)})
+    return digest
+
+
+def revoke_key(key: DeviceKey, *, reason: str) -> bool:
+    """Revoke `key`. Call while holding SELECT FOR UPDATE on it. Returns False if already revoked."""
+    if key.status == KeyStatus.REVOKED:
+        return False
+    key.status = KeyStatus.REVOKED
+    key.revoked_at = timezone.now()
+    key.revoked_reason = reason[:200]
+    key.save(update_fields=["status", "revoked_at", "revoked_reason"])
+    KeyAuditEntry.objects.create(key=key, action=KeyAuditEntry.Action.REVOKED, note=reason)
+    return True
+
+
+def revoke_key_by_moderator(key_id: int, *, reason: str) -> bool:
+    with transaction.atomic():
+        key = DeviceKey.objects.select_for_update().get(pk=key_id)
+        return revoke_key(key, reason=reason)
+
+
+def record_forgery(*, key_id: int, reason: Reason, run_id: str) -> bool:
+    """Count a forgery-class event; the threshold-th within 24 h revokes the key, exactly once."""
+    with transaction.atomic():
+        key = DeviceKey.objects.select_for_update().get(pk=key_id)
+        ForgeryEvent.objects.create(key=key, reason=reason, run_id=run_id)
+        if key.status != KeyStatus.ACTIVE:
+            return False
+        recent = ForgeryEvent.objects.filter(
+            key=key, created_at__gte=timezone.now() - FORGERY_WINDOW
+        ).count()
+        if recent >= settings.AEON_FORGERY_REVOKE_THRESHOLD:
+            return revoke_key(key, reason=f"{recent} forgery-class refusals within 24 h")
+    return False
+
+
+def _refuse_forgery(
+    session: RunSession, reason: Reason, note: str, body: bytes, *, close: bool
+) -> None:
+    """Keep the bundle in quarantine, count the event against the key, maybe close the session."""
+    digest = store_evidence(body)
+    QuarantinedBundle.objects.create(
+        raw_id=digest,
+        run_id=session.run_id,
+        key_fingerprint=session.key.fingerprint,
+        reason=reason,
+        note=note,
+    )
+    record_forgery(key_id=session.key_id, reason=reason, run_id=session.run_id)
+    if close:
+        RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
+            status=SessionStatus.QUARANTINED
+        )
+    raise Refusal(
+        reason,
+        note,
+        run_id=session.run_id,
+        key_fingerprint=session.key.fingerprint,
+        bundle_sha256=digest,
+    )
+
+
+# --- enrolment ---------------------------------------------------------------------------------
+
+
+def issue_challenge() -> Outcome:
+    ttl = settings.AEON_CHALLENGE_TTL_SECONDS
+    value = secrets.token_urlsafe(32)
+    Challenge.objects.create(value=value, expires_at=timezone.now() + timedelta(seconds=ttl))
+    return Outcome(200, {"challenge": value, "ttl": ttl})
+
+
+def enroll_key(body: bytes) -> Outcome:
+    try:
+        request = parse_request(EnrollRequest, _parse(body))
+    except SchemaError as exc:
+        raise Refusal(Reason.SCHEMA_INVALID, str(exc)) from None
+    if decode_public_key(request.public_key) is None:
+        raise Refusal(Reason.BAD_SIG, "public_key is not standard base64 of 32 bytes")
+    fingerprint = key_fingerprint(request.public_key)
+    known = DeviceKey.objects.filter(public_key=request.public_key).first()
+    if known is not None and known.is_revoked:
+        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", key_fingerprint=fingerprint)
+    now = timezone.now()
+    claimed = Challenge.objects.filter(
+        value=request.challenge, used_at__isnull=True, expires_at__gt=now
+    ).update(used_at=now)
+    if claimed != 1:
+        raise Refusal(
+            Reason.CHALLENGE_INVALID,
+            "unknown, expired or used challenge",
+            key_fingerprint=fingerprint,
+        )
+    if not verify_signature(
+        request.public_key, request.signature, request.challenge.encode("utf-8")
+    ):
+        raise Refusal(
+            Reason.BAD_SIG,
+            "signature does not verify over the challenge",
+            key_fingerprint=fingerprint,
+        )
+    if known is None:
+        try:
+            with transaction.atomic():
+                known = DeviceKey.objects.create(
+                    public_key=request.public_key, fingerprint=fingerprint
+                )
+                KeyAuditEntry.objects.create(key=known, action=KeyAuditEntry.Action.ENROLLED)
+        except IntegrityError:  # the same key enrolled concurrently
+            known = DeviceKey.objects.get(public_key=request.public_key)
+    DeviceKey.objects.filter(pk=known.pk).update(last_seen_at=now)
+    return Outcome(
+        200,
+        {"ok": True, "fingerprint": fingerprint, "status": known.status},
+        key_fingerprint=fingerprint,
+    )
+
+
+# --- sessions ----------------------------------------------------------------------------------
+
+
+def open_run(body: bytes) -> Outcome:
+    try:
+        request = parse_request(OpenRunRequest, _parse(body))
+    except SchemaError as exc:
+        raise Refusal(Reason.SCHEMA_INVALID, str(exc)) from None
+    key = DeviceKey.objects.filter(public_key=request.public_key).first()
+    if key is None:
+        raise Refusal(Reason.UNKNOWN_KEY, "enroll this key first")
+    context = {"key_fingerprint": key.fingerprint}
+    if key.is_revoked:
+        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
+    check_rate_limit(f"key:{key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)
+    signed = {
+        "action": "open_run",
+        "public_key": request.public_key,
+        "model": request.model,
+        "suite_id": request.suite_id,
+        "board": request.board,
+    }
+    if not verify_signature(request.public_key, request.signature, canonical_json(signed)):
+        record_forgery(key_id=key.pk, reason=Reason.BAD_SIG, run_id="")
+        raise Refusal(
+            Reason.BAD_SIG, "signature does not verify over the open_run fields", **context
+        )
+    if request.board not in KNOWN_BOARDS:
+        raise Refusal(Reason.SCHEMA_INVALID, f"/board: unknown board {request.board!r}", **context)
+    for name in ("model", "suite_id", "board"):
+        if "\x00" in (getattr(request, name) or ""):
+            raise Refusal(Reason.SCHEMA_INVALID, f"/{name}: NUL character", **context)
+
+    token = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        locked = DeviceKey.objects.select_for_update().get(pk=key.pk)
+        if locked.is_revoked:
+            raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
+        active_since = timezone.now() - STALE_SESSION_AGE
+        live = (
+            RunSession.objects.filter(key=locked, status__in=LIVE_SESSION_STATUSES)
+            .filter(Q(opened_at__gte=active_since) | Q(last_progress_at__gte=active_since))
+            .count()
+        )
+        if live >= settings.AEON_MAX_OPEN_RUNS_PER_KEY:
+            raise Refusal(
+                Reason.TOO_MANY_OPEN_RUNS,
+                f"{live} runs already open for this key; finish or abandon some",
+                retry_after=60,
+                **context,
+            )
+        session = RunSession.objects.create(
+            run_id=secrets.token_urlsafe(12),
+            key=locked,
+            model=request.model,
+            suite_id=request.suite_id,
+            board=request.board,
+            nonce=secrets.token_hex(16),
+            token_sha256=_token_hash(token),
+        )
+    return Outcome(
+        200,
+        {"run_id": session.run_id, "run_nonce": session.nonce, "run_token": token},
+        run_id=session.run_id,
+        **context,
+    )
+
+
+# --- results -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Submission:
+    session: RunSession
+    bundle: dict
+    digest: str
+    job_sig: str | None
+    context: dict = field(default_factory=dict)
+
+
+def submit_results(*, run_id: str, token: str | None, body: bytes) -> Outcome:
+    """A checkpoint or final bundle for `run_id` (protocol.md §3.3), checked in the order the
+    status table implies: syntax, session, token, key, signature, identity, duplicate, schema."""
+    envelope_data = _parse(body)
+    session = RunSession.objects.select_related("key").filter(run_id=run_id).first()
+    if session is None:
+        raise Refusal(Reason.RUN_NOT_FOUND, "no run with this id", run_id=run_id)
+    context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
+    if not token or not hmac.compare_digest(_token_hash(token), session.token_sha256):
+        raise Refusal(Reason.TOKEN_MISMATCH, "X-Aeon-Run-Token is missing or wrong", **context)
+    check_rate_limit(f"key:{session.key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)
+    try:
+        envelope = parse_request(ResultsEnvelope, envelope_data)
+    except SchemaError as exc:
+        raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
+    bundle = envelope.bundle
+
+    if session.key.is_revoked:
+        digest = store_evidence(body)
+        QuarantinedBundle.objects.create(
+            raw_id=digest,
+            run_id=run_id,
+            key_fingerprint=session.key.fingerprint,
+            reason=Reason.REVOKED_KEY,
+        )
+        RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
+            status=SessionStatus.QUARANTINED
+        )
+        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", bundle_sha256=digest, **context)
+    if not verify_signature(session.key.public_key, envelope.signature, canonical_json(bundle)):
+        _refuse_forgery(
+            session,
+            Reason.BAD_SIG,
+            "signature does not verify with the run's key",
+            body,
+            close=True,
+        )
+    if bundle.get("run_id") != run_id:
+        _refuse_forgery(
+            session, Reason.RUN_ID_MISMATCH, "bundle.run_id differs from the path", body, close=True
+        )
+    if bundle.get("run_nonce") != session.nonce:
+        _refuse_forgery(
+            session, Reason.NONCE_MISMATCH, "bundle.run_nonce is not this run's", body, close=True
+        )
+
+    digest = store_evidence(body)
+    context["bundle_sha256"] = digest
+    job_sig = bundle.get("job_sig") if isinstance(bundle.get("job_sig"), str) else None
+    if job_sig:
+        existing = _committed_session_for(session.key_id, job_sig.lower())
+        if existing is not None:
+            return _duplicate(existing, context)
+    try:
+        parsed = validate_bundle(bundle)
+        if isinstance(bundle.get("recipe"), str):  # older pods: the recipe as a JSON string
+            bundle = bundle | {"recipe": parsed.recipe}
+        board_services.check_bundle(board=session.board, bundle=bundle)
+    except (SchemaError, board_services.BundleRuleError) as exc:
+        _refuse_forgery(session, Reason.SCHEMA_INVALID, str(exc), body, close=False)
+    submission = _Submission(session, bundle, digest, job_sig.lower() if job_sig else None, context)
+    try:
+        if parsed.final:
+            return _commit_final(submission)
+        return _record_checkpoint(submission)
+    except Refusal as refusal:
+        if refusal.reason == Reason.REPLAY_NONCE:
+            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, body, close=False)
+        raise
+
+
+def _committed_session_for(key_id: int, job_sig: str) -> RunSession | None:
+    return RunSession.objects.filter(
+        key_id=key_id, job_sig=job_sig, status=SessionStatus.COMMITTED
+    ).first()
+
+
+def _duplicate(existing: RunSession, context: dict) -> Outcome:
+    return Outcome(
+        200,
+        {"ok": True, "duplicate": True, "run_id": existing.run_id, "message": DUPLICATE_MESSAGE},
+        note=f"duplicate of {existing.run_id}",
+        **context,
+    )
+
+
+def _answer_closed_session(locked: RunSession, submission: _Submission) -> Outcome:
+    """A bundle for a session that is no longer live: the same final again is answered as
+    before, anything else is a replay."""
+    if locked.status == SessionStatus.COMMITTED:
+        if submission.job_sig and locked.job_sig == submission.job_sig:
+            return _duplicate(locked, submission.context)
+        if locked.final_bundle_sha256 == submission.digest:
+            return _committed_answer(locked.run_id, submission.context)
+        raise Refusal(
+            Reason.REPLAY_NONCE,
+            "this run is already committed with another bundle",
+            **submission.context,
+        )
+    raise Refusal(
+        Reason.RUN_CLOSED, f"this run is {locked.status}; open a new run", **submission.context
+    )
+
+
+def _record_checkpoint(submission: _Submission) -> Outcome:
+    now = timezone.now()
+    with transaction.atomic():
+        locked = RunSession.objects.select_for_update().get(pk=submission.session.pk)
+        if locked.status not in LIVE_SESSION_STATUSES:
+            return _answer_closed_session(locked, submission)
+        stored = set(CheckpointRow.objects.filter(session=locked).values_list("case_id", flat=True))
+        fresh = [row for row in submission.bundle["results"] if row["case_id"] not in stored]
+        CheckpointRow.objects.bulk_create(
+            [
+                CheckpointRow(
+                    session=locked,
+                    case_id=row["case_id"],
+                    position=len(stored) + i,
+                    row_json=json.dumps(row),
+                )
+                for i, row in enumerate(fresh)
+            ],
+            ignore_conflicts=True,
+        )
+        SessionBundle.objects.create(session=locked, raw_id=submission.digest, final=False)
+        locked.status = SessionStatus.RUNNING
+        locked.job_sig = locked.job_sig or submission.job_sig
+        locked.last_progress_at = now
+        locked.checkpoints += 1
+        locked.save(update_fields=["status", "job_sig", "last_progress_at", "checkpoints"])
+    return Outcome(
+        200,
+        {
+            "ok": True,
+            "run_id": locked.run_id,
+            "final": False,
+            "n_results": len(stored) + len(fresh),
+        },
+        **submission.context,
+    )
+
+
+def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
+    """Checkpointed rows first (first write per case wins), then the final's new cases."""
+    rows = [
+        json.loads(text)
+        for text in session.checkpoint_rows.order_by("position").values_list("row_json", flat=True)
+    ]
+    seen = {row["case_id"] for row in rows}
+    rows.extend(row for row in final_rows if row["case_id"] not in seen)
+    return rows
+
+
+def _commit_final(submission: _Submission) -> Outcome:
+    session = submission.session
+    try:
+        with transaction.atomic():
+            locked = RunSession.objects.select_for_update().get(pk=session.pk)
+            if locked.status not in LIVE_SESSION_STATUSES:
+                return _answer_closed_session(locked, submission)
+            now = timezone.now()
+            locked.status = SessionStatus.COMMITTED
+            locked.job_sig = submission.job_sig or locked.job_sig
+            locked.committed_at = now
+            locked.last_progress_at = now
+            locked.final_bundle_sha256 = submission.digest
+            # First write: a concurrent commit of the same (key, job_sig) waits here and then
+            # fails the unique constraint.
+            locked.save(
+                update_fields=[
+                    "status",
+                    "job_sig",
+                    "committed_at",
+                    "last_progress_at",
+                    "final_bundle_sha256",
+                ]
+            )
+            SessionBundle.objects.create(session=locked, raw_id=submission.digest, final=True)
+            rows = merged_rows(locked, submission.bundle["results"])
+            board_services.record_run(
+                run_id=locked.run_id,
+                key_fingerprint=session.key.fingerprint,
+                model=locked.model,
+                board=locked.board,
+                suite_id=locked.suite_id,
+                bundle=submission.bundle,
+                rows=rows,
+                bundle_sha256=submission.digest,
+                committed_at=now,
+            )
+            if locked.job_sig:
+                RunSession.objects.filter(
+                    key_id=locked.key_id, job_sig=locked.job_sig, status__in=LIVE_SESSION_STATUSES
+                ).exclude(pk=locked.pk).update(status=SessionStatus.SUPERSEDED)
+    except IntegrityError:
+        existing = submission.job_sig and _committed_session_for(session.key_id, submission.job_sig)
+        if existing:
+            return _duplicate(existing, submission.context)
+        raise
+    return _committed_answer(locked.run_id, submission.context)
+
+
+def _committed_answer(run_id: str, context: dict) -> Outcome:
+    summary = board_selectors.commit_summary(run_id)
+    return Outcome(200, {"ok": True, "run_id": run_id, **summary}, **context)
+
+
+# --- job status and the ingest log -------------------------------------------------------------
+
+
+def job_status(job_sig: str) -> Outcome:
+    if not (1 <= len(job_sig) <= 64) or any(c not in "0123456789abcdefABCDEF" for c in job_sig):
+        raise Refusal(Reason.SCHEMA_INVALID, "/job_sig: 1 to 64 hex characters")
+    session = RunSession.objects.filter(
+        job_sig=job_sig.lower(), status=SessionStatus.COMMITTED
+    ).first()
+    if session is None:
+        return Outcome(200, {"exists": False, "run_id": None, "status": None})
+    return Outcome(
+        200, {"exists": True, "run_id": session.run_id, "status": SessionStatus.COMMITTED.value}
+    )
+
+
+def log_attempt(
+    *,
+    route: str,
+    status: int,
+    reason: str,
+    run_id: str = "",
+    key_fingerprint: str = "",
+    size: int = 0,
+    client_ip: str | None = None,
+    note: str = "",
+    bundle_sha256: str = "",
+) -> None:
+    """One ingest-log row per attempt; runs outside the ingest transaction, so refusals stay."""
+    IngestLogEntry.objects.create(
+        route=route,
+        status=status,
+        reason=reason,
+        run_id=run_id[:64],
+        key_fingerprint=key_fingerprint,
+        bytes=size,
+        client_ip=client_ip,
+        note=note[:2000],
+        bundle_sha256=bundle_sha256,
+    )

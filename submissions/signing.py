@@ -1,0 +1,42 @@
+"""Canonical JSON and ed25519 signatures exactly as the pods produce them (protocol.md §2)."""
+
+import base64
+import binascii
+import hashlib
+import json
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+
+def canonical_json(obj) -> bytes:
+    """The signed bytes: Python's json.dumps with sorted keys, compact separators, ASCII, NaN allowed."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def decode_public_key(public_key_b64: object) -> bytes | None:
+    """The raw 32 key bytes, or None when the text is not padded standard base64 of 32 bytes."""
+    if not isinstance(public_key_b64, str) or not public_key_b64.isascii():
+        return None
+    try:
+        raw = base64.b64decode(public_key_b64, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 32 else None
+
+
+def verify_signature(public_key_b64: str, signature_b64: object, message: bytes) -> bool:
+    raw_key = decode_public_key(public_key_b64)
+    if raw_key is None or not isinstance(signature_b64, str) or not signature_b64.isascii():
+        return False
+    try:
+        signature = base64.b64decode(signature_b64, validate=True)
+        Ed25519PublicKey.from_public_bytes(raw_key).verify(signature, message)
+    except (binascii.Error, ValueError, InvalidSignature):
+        return False
+    return True
+
+
+def key_fingerprint(public_key_b64: str) -> str:
+    """First 16 hex of sha256 of the base64 key text: short, stable, shown on pod pages."""
+    return hashlib.sha256(public_key_b64.encode("ascii")).hexdigest()[:16]

@@ -1,0 +1,144 @@
+"""The pod routes of protocol.md §3: plain Django views for exact byte control.
+
+Each view reads its body under a cap, calls one service and answers JSON; every attempt on a
+write route leaves one ingest-log row, whatever happened.
+"""
+
+import logging
+from functools import wraps
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from config.api_errors import Reason, json_error
+from submissions import services
+from submissions.blobstore import BlobStoreUnavailable
+from submissions.jsonbody import BodyTooLarge, read_capped
+from submissions.models import IngestRoute
+from submissions.services import Outcome, Refusal
+
+logger = logging.getLogger("aeon.ingest")
+
+UNAVAILABLE_RETRY_AFTER = 5
+
+
+def client_ip(request) -> str | None:
+    """REMOTE_ADDR, or the right-most entry of the configured trusted proxy header."""
+    header = settings.AEON_TRUSTED_PROXY_HEADER
+    if header and request.META.get(header):
+        return request.META[header].split(",")[-1].strip() or None
+    return request.META.get("REMOTE_ADDR") or None
+
+
+def pod_route(route: IngestRoute, *, method: str, cap: int | None = None, logged: bool = True):
+    def decorator(call):
+        @csrf_exempt
+        @wraps(call)
+        def view(request, **kwargs):
+            if request.method != method:
+                response = json_error(Reason.METHOD_NOT_ALLOWED, f"use {method}", 405)
+                response["Allow"] = method
+                return response
+            ip = client_ip(request)
+            body = b""
+            try:
+                services.check_rate_limit(f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP)
+                if method == "POST":
+                    if request.META.get("HTTP_CONTENT_ENCODING", "identity").lower() not in (
+                        "",
+                        "identity",
+                    ):
+                        raise Refusal(Reason.UNSUPPORTED_ENCODING, "send the body uncompressed")
+                    try:
+                        body = read_capped(request, getattr(settings, cap))
+                    except BodyTooLarge as exc:
+                        raise Refusal(Reason.SIZE_EXCEEDED, str(exc)) from None
+                outcome = call(request, body, **kwargs)
+            except Refusal as refusal:
+                outcome = Outcome(
+                    refusal.status,
+                    {
+                        "error": refusal.reason.value,
+                        "reason": refusal.reason.value,
+                        "note": refusal.note,
+                    },
+                    reason=refusal.reason,
+                    note=refusal.note,
+                    **refusal.context,
+                )
+                retry_after = refusal.retry_after
+            except (DatabaseError, BlobStoreUnavailable) as exc:
+                logger.warning("%s unavailable: %s", route, exc)
+                outcome = Outcome(
+                    503,
+                    {
+                        "error": "UNAVAILABLE",
+                        "reason": "UNAVAILABLE",
+                        "note": "storage is unavailable; retry",
+                    },
+                    reason=Reason.UNAVAILABLE,
+                    note=str(exc)[:500],
+                    run_id=kwargs.get("run_id", ""),
+                )
+                retry_after = UNAVAILABLE_RETRY_AFTER
+            else:
+                retry_after = None
+            if logged:
+                _log(route, outcome, len(body), ip, kwargs.get("run_id", ""))
+            body_out = outcome.body
+            if isinstance(body_out.get("url"), str) and body_out["url"].startswith("/"):
+                body_out = body_out | {"url": request.build_absolute_uri(body_out["url"])}
+            response = JsonResponse(body_out, status=outcome.status)
+            if retry_after is not None:
+                response["Retry-After"] = str(retry_after)
+            return response
+
+        return view
+
+    return decorator
+
+
+def _log(route, outcome: Outcome, size: int, ip: str | None, path_run_id: str) -> None:
+    try:
+        services.log_attempt(
+            route=route,
+            status=outcome.status,
+            reason=outcome.reason,
+            run_id=outcome.run_id or path_run_id,
+            key_fingerprint=outcome.key_fingerprint,
+            size=size,
+            client_ip=ip,
+            note=outcome.note,
+            bundle_sha256=outcome.bundle_sha256,
+        )
+    except DatabaseError:
+        logger.exception("could not write the ingest log for %s %s", route, outcome.reason)
+
+
+@pod_route(IngestRoute.CHALLENGE, method="GET", logged=False)
+def enroll_challenge(request, body):
+    return services.issue_challenge()
+
+
+@pod_route(IngestRoute.ENROLL, method="POST", cap="AEON_MAX_SMALL_BYTES")
+def enroll(request, body):
+    return services.enroll_key(body)
+
+
+@pod_route(IngestRoute.OPEN_RUN, method="POST", cap="AEON_MAX_SMALL_BYTES")
+def open_run(request, body):
+    return services.open_run(body)
+
+
+@pod_route(IngestRoute.RESULTS, method="POST", cap="AEON_MAX_RESULTS_BYTES")
+def results(request, body, run_id):
+    return services.submit_results(
+        run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"), body=body
+    )
+
+
+@pod_route(IngestRoute.JOB_STATUS, method="GET", logged=False)
+def job_status(request, body, job_sig):
+    return services.job_status(job_sig)
