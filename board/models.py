@@ -1,6 +1,168 @@
-"""What was measured: runs committed by pods and their per-case results."""
+"""What was measured: suites, models, hardware classes, benchmarks (comprehensive runs), the
+runs of each board inside them, per-case results and perf cohorts.
+
+Benchmarks carry their summary as columns (a read model): pages and the API read them and never
+aggregate raw results per request.
+"""
 
 from django.db import models
+
+
+class Trust(models.TextChoices):
+    PENDING = "pending"
+    ATTESTED = "attested"
+    SELF_REPORTED = "self_reported"
+
+
+class Verification(models.TextChoices):
+    PENDING = "pending"
+    VERIFIED = "verified"
+    MISMATCH = "mismatch"
+    UNVERIFIABLE = "unverifiable"
+    NOT_APPLICABLE = "not_applicable"  # local weights and frontier APIs have nothing to check
+
+
+class AttestationMethod(models.TextChoices):
+    HF_PULL_SERVED = "hf_pull_served"
+    ENDPOINT_FINGERPRINT = "endpoint_fingerprint"
+    ENDPOINT_VERIFIED = "endpoint_verified"
+
+
+class SuiteKind(models.TextChoices):
+    TEXT = "text"
+    AGENTIC = "agentic"
+    VISION = "vision"
+    AUDIO = "audio"
+    VIDEO = "video"
+    PERF = "perf"
+    UNKNOWN = "unknown"
+
+
+class Badge(models.TextChoices):
+    AGENTIC_UNTESTED = "agentic_untested", "agentic untested"
+    CLAIMED_HARDWARE = "claimed_hardware", "claimed hardware"
+    BELOW_CONTEXT_FLOOR = "below_64k_floor", "below 64K floor"
+    SECRET_DETECTED = "secret_detected", "secret detected"
+    NO_PERF = "no_perf", "no perf run"
+    NO_TEXT = "no_text", "no text run of the current suite"
+    LOW_COVERAGE = "low_coverage", "coverage below 90 %"
+    SEEDED = "bench_seed", "seeded (bench_seed set)"
+    UNKNOWN_SUITE = "unknown_suite", "unknown suite"
+    DRAFTER_UNPINNED = "drafter_unpinned", "drafter unpinned"
+    DRAFTER_MISSING = "drafter_missing", "drafter missing on Hugging Face"
+    WEIGHTS_PENDING = "weights_pending", "weights check pending"
+    WEIGHTS_MISMATCH = "weights_mismatch", "weights mismatch"
+    WEIGHTS_UNVERIFIABLE = "weights_unverifiable", "weights unverifiable"
+    SELF_REPORTED = "self_reported", "self-reported"
+    FRONTIER = "frontier", "frontier API (display only)"
+    LOCAL_WEIGHTS = "local_weights", "local weights"
+    UNLABELED_HARDWARE = "unlabeled_hardware", "unlabeled hardware"
+
+
+class Suite(models.Model):
+    """A known suite version: added as data (a row), never as code."""
+
+    suite_id = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=10, choices=SuiteKind.choices)
+    case_count = models.PositiveIntegerField(null=True, blank=True)
+    categories = models.JSONField(default=dict, blank=True)  # {"Math": 34, …}
+    current = models.BooleanField(default=False)  # the text suite complete benchmarks need
+
+    def __str__(self) -> str:
+        return self.suite_id
+
+
+class HardwareClass(models.Model):
+    slug = models.SlugField(max_length=200, unique=True)
+    name = models.CharField(max_length=200)
+    family = models.CharField(max_length=32)
+    device_count = models.PositiveSmallIntegerField(default=1)
+    memory_bandwidth_gbs = models.FloatField(null=True, blank=True)
+    memory_gb = models.FloatField(null=True, blank=True)
+    unified_memory = models.BooleanField(null=True, blank=True)
+    preset = models.BooleanField(default=False)  # seeded classes are always listed
+
+    class Meta:
+        verbose_name_plural = "hardware classes"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BenchModel(models.Model):
+    """An open model (or a frontier API, display only) under its canonical id."""
+
+    canonical_id = models.CharField(max_length=300, unique=True)
+    hf_repo = models.CharField(max_length=300, blank=True)
+    display_name = models.CharField(max_length=300)
+    is_frontier = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return self.canonical_id
+
+
+class Benchmark(models.Model):
+    """A comprehensive run: the runs of one key sharing a job_group (design.md §3.5).
+
+    Every column after `created_at` is derived and rewritten by `refresh_benchmark`.
+    """
+
+    public_id = models.CharField(
+        max_length=16, unique=True
+    )  # stable across rebuilds: from key + first group
+    key_fingerprint = models.CharField(max_length=16, db_index=True)
+    model = models.ForeignKey(BenchModel, on_delete=models.PROTECT, related_name="benchmarks")
+    hardware_class = models.ForeignKey(
+        HardwareClass, on_delete=models.PROTECT, related_name="benchmarks"
+    )
+    hardware_label = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    trust = models.CharField(max_length=16, choices=Trust.choices, default=Trust.PENDING)
+    complete = models.BooleanField(default=False)
+    ranked = models.BooleanField(default=False, db_index=True)
+    badges = models.JSONField(default=list)
+    composite = models.FloatField(null=True)
+    coverage_label = models.CharField(max_length=40, blank=True)
+    coverage_ratio = models.FloatField(null=True)
+    categories = models.JSONField(default=list)
+    agentic = models.JSONField(default=list)
+    modalities = models.JSONField(default=dict)  # vision/audio/video scores: shown, never ranked
+    peak_tps = models.FloatField(null=True)
+    peak_cohort = models.CharField(max_length=60, blank=True)
+    single_stream_tps = models.FloatField(null=True)
+    single_stream_cohort = models.CharField(max_length=60, blank=True)
+    ttft_ms = models.FloatField(null=True)
+    tpot_ms = models.FloatField(null=True)
+    latency_cohort = models.CharField(max_length=60, blank=True)
+    context_len = models.PositiveIntegerField(null=True)
+    recipe_id = models.CharField(max_length=64, blank=True)
+    submitted_at = models.DateTimeField(null=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["hardware_class", "ranked"]),
+            models.Index(fields=["model", "ranked"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"benchmark {self.pk} {self.model_id}"
+
+
+class BenchmarkGroup(models.Model):
+    """A job_group of a key and the benchmark it belongs to; a resumed job adds a second one."""
+
+    key_fingerprint = models.CharField(max_length=16)
+    job_group = models.CharField(max_length=64)
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="groups")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key_fingerprint", "job_group"], name="one_benchmark_per_key_group"
+            )
+        ]
 
 
 class Run(models.Model):
@@ -22,6 +184,40 @@ class Run(models.Model):
         default=dict
     )  # every top-level key but results (artifact html left in the raw bundle)
     n_results = models.PositiveIntegerField(default=0)
+
+    benchmark = models.ForeignKey(
+        Benchmark, on_delete=models.CASCADE, related_name="runs", null=True
+    )
+    kind = models.CharField(max_length=10, choices=SuiteKind.choices, default=SuiteKind.UNKNOWN)
+    harness = models.CharField(max_length=60, blank=True)
+    target_class = models.CharField(max_length=40, blank=True)
+    hardware_label = models.CharField(max_length=300, blank=True)
+    claimed_hardware = models.BooleanField(default=False)
+    hf_repo = models.CharField(max_length=300, blank=True)
+    hf_revision = models.CharField(max_length=300, blank=True)
+    weights_hash = models.CharField(max_length=64, blank=True)
+    commit = models.CharField(max_length=40, blank=True)
+    verification = models.CharField(
+        max_length=16, choices=Verification.choices, default=Verification.PENDING
+    )
+    verification_note = models.TextField(blank=True)
+    weight_differences = models.JSONField(default=list)
+    verification_attempts = models.PositiveSmallIntegerField(default=0)
+    verified_at = models.DateTimeField(null=True)
+    drafter_status = models.CharField(max_length=16, blank=True)
+    serves_own_weights = models.BooleanField(default=False)
+    attestation_method = models.CharField(
+        max_length=24, choices=AttestationMethod.choices, blank=True
+    )
+    trust = models.CharField(max_length=16, choices=Trust.choices, default=Trust.PENDING)
+    secret_detected = models.BooleanField(default=False)
+    secret_pointers = models.JSONField(default=list)  # where, never what
+    quality = models.JSONField(
+        default=dict
+    )  # text: categories, composite, coverage; agentic/modal: score
+    perf = models.JSONField(
+        default=dict
+    )  # peak, single-stream, latency, overall rows, other sections
 
     class Meta:
         ordering = ["-committed_at"]
@@ -54,3 +250,40 @@ class Result(models.Model):
     @property
     def raw_text(self) -> str:
         return bytes(self.raw_output).decode("utf-8")
+
+
+class PerfCohort(models.Model):
+    """One measured pool: one prompt category at one concurrency (`coding @ c64`)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cohorts")
+    category = models.CharField(max_length=20)
+    conc = models.PositiveIntegerField()
+    label = models.CharField(max_length=60)
+    aggregate_tps = models.FloatField()
+    reported_aggregate_tps = models.FloatField()
+    stream_ceiling_tps = models.FloatField()
+    scheduling_efficiency = models.FloatField(null=True)
+    decode_tps_mean = models.FloatField()
+    ttft_ms_p50 = models.FloatField()
+    ttft_ms_mean = models.FloatField(null=True)
+    ttft_ms_p95 = models.FloatField(null=True)
+    tpot_ms_p50 = models.FloatField(null=True)
+    tpot_ms_mean = models.FloatField(null=True)
+    tpot_ms_p95 = models.FloatField(null=True)
+    n = models.PositiveIntegerField()
+    n_errors = models.PositiveIntegerField()
+    tokens = models.FloatField(default=0)
+    cell_wall_s = models.FloatField(null=True)
+    marks = models.JSONField(
+        default=list
+    )  # reasons the cell is excluded from peaks, shown on the run page
+    labels = models.JSONField(
+        default=list
+    )  # e.g. "queued beyond max-num-seqs": shown, not excluded
+    valid = models.BooleanField()
+
+    class Meta:
+        ordering = ["category", "conc"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "category", "conc"], name="one_cohort_per_cell")
+        ]

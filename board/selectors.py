@@ -5,11 +5,12 @@ from board.models import Run
 
 def commit_summary(run_id: str) -> dict:
     """The extra fields of a final-submit answer (protocol.md §3.3 Decision)."""
-    run = Run.objects.only("run_id", "n_results").get(run_id=run_id)
+    run = Run.objects.select_related("benchmark").get(run_id=run_id)
     return {
-        "trust_tier": "pending",
-        "verification": "pending",
+        "trust_tier": run.trust,
+        "verification": run.verification,
         "n_results": run.n_results,
+        "benchmark_id": run.benchmark.public_id if run.benchmark else None,
         "url": f"/runs/{run.run_id}/",
     }
 

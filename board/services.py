@@ -1,10 +1,49 @@
-"""Writes of the board: recording committed runs and everything derived from them."""
+"""Writes of the board: recording committed runs, their benchmarks, cohorts and scores, and
+rewriting a benchmark's summary whenever one of its runs changes (design.md §3.3–§3.7)."""
 
-from datetime import datetime
+import hashlib
+from datetime import datetime, timedelta
 
+from django.db import IntegrityError, transaction
+
+from board.hardware import Family, HardwareClassSpec, classify_hardware
 from board.jsonsafe import storable
-from board.models import Result, Run
+from board.models import (
+    AttestationMethod,
+    Badge,
+    Benchmark,
+    BenchmarkGroup,
+    BenchModel,
+    HardwareClass,
+    PerfCohort,
+    Result,
+    Run,
+    Suite,
+    SuiteKind,
+    Trust,
+    Verification,
+)
 from board.perf import PerfRowError, max_num_seqs_from_flags, summarise_perf
+from board.quality import score_agentic, score_text_run
+from recipes.normalise import CONTEXT_FLOOR, context_len_of
+from recipes.scrub import find_secrets
+
+ROW_FIELDS = (
+    "case_id",
+    "category",
+    "tier",
+    "status",
+    "score",
+    "creativity",
+    "raw_output",
+    "evidence",
+    "speed",
+)
+TEXT_BOARDS = ("text", "god")
+MIN_COVERAGE = 0.90
+AGENTIC_TESTED_ABOVE = 5.0  # every harness at or below this many points: "agentic untested"
+# A second job_group of the same key, model and hardware within this window resumes a job.
+RESUME_WINDOW = timedelta(hours=72)
 
 
 class BundleRuleError(ValueError):
@@ -22,17 +61,7 @@ def check_bundle(*, board: str, bundle: dict) -> None:
         raise BundleRuleError(f"{exc.pointer}: {exc.message}") from None
 
 
-ROW_FIELDS = (
-    "case_id",
-    "category",
-    "tier",
-    "status",
-    "score",
-    "creativity",
-    "raw_output",
-    "evidence",
-    "speed",
-)
+# --- recording a committed run ----------------------------------------------------------------
 
 
 def record_run(
@@ -47,8 +76,9 @@ def record_run(
     bundle_sha256: str,
     committed_at: datetime,
 ) -> Run:
-    """Record one committed bundle with its rows. Call inside the ingest transaction: a failure
-    here rolls the whole commit back."""
+    """Record one committed bundle with its rows, cohorts and scores, attach it to its benchmark
+    and rewrite the benchmark's summary. Call inside the ingest transaction: a failure here rolls
+    the whole commit back."""
     extras = {
         k: v for k, v in bundle.items() if k not in ("results", "run_id", "run_nonce", "final")
     }
@@ -58,7 +88,27 @@ def record_run(
             for item in extras["artifacts"]
             if isinstance(item, dict)
         ]
-    run = Run.objects.create(
+    recipe = bundle.get("recipe") if isinstance(bundle.get("recipe"), dict) else None
+    environment = bundle.get("environment") if isinstance(bundle.get("environment"), dict) else {}
+    hardware = environment.get("hardware") if isinstance(environment.get("hardware"), dict) else {}
+    spec, claimed = classify_hardware(
+        _text(hardware.get("detected_label")), _text(hardware.get("label"))
+    )
+    suite = Suite.objects.filter(suite_id=suite_id).first() if suite_id else None
+    secrets = (
+        find_secrets(recipe, "/recipe")
+        + find_secrets(environment, "/environment")
+        + find_secrets(bundle.get("deployment_manifest"), "/deployment_manifest")
+    )
+    target_class = _text(bundle.get("target_class"))
+    hf_repo = _text(bundle.get("hf_repo"))
+    verification = (
+        Verification.PENDING
+        if hf_repo and target_class not in ("local_weights", "remote_api")
+        else Verification.NOT_APPLICABLE
+    )
+
+    run = Run(
         run_id=run_id,
         key_fingerprint=key_fingerprint,
         model_name=storable(model),
@@ -70,11 +120,160 @@ def record_run(
         bundle_sha256=bundle_sha256,
         extras=storable(extras),
         n_results=len(rows),
+        kind=suite.kind if suite else (SuiteKind.PERF if board == "perf" else SuiteKind.UNKNOWN),
+        harness=storable(_text(bundle.get("harness")))[:60],
+        target_class=storable(target_class)[:40],
+        hardware_label=storable(
+            _text(hardware.get("detected_label")) or _text(hardware.get("label"))
+        )[:300],
+        claimed_hardware=claimed,
+        hf_repo=storable(hf_repo)[:300],
+        hf_revision=storable(_text(bundle.get("hf_revision")))[:300],
+        weights_hash=storable(_text(bundle.get("weights_hash")))[:64],
+        verification=verification,
+        secret_detected=bool(secrets),
+        secret_pointers=secrets,
     )
+    run.serves_own_weights, run.attestation_method = _serving_binding(
+        bundle, recipe, run.weights_hash
+    )
+    run.quality = _quality_of(run, rows, suite)
+    summary = None
+    if board == "perf":
+        summary = summarise_perf(rows, max_num_seqs_from_flags((recipe or {}).get("flags")))
+        run.perf = _perf_json(summary)
+    run.trust = decide_trust(run)
+    run.benchmark = _benchmark_for(run, spec, model, hf_repo)
+    run.save()
     Result.objects.bulk_create(
         [_result_of(run, position, row) for position, row in enumerate(rows)], batch_size=500
     )
+    if summary is not None:
+        PerfCohort.objects.bulk_create([_cohort_of(run, cohort) for cohort in summary.cohorts])
+    refresh_benchmark(run.benchmark_id)
     return run
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _serving_binding(bundle: dict, recipe: dict | None, weights_hash: str) -> tuple[bool, str]:
+    """design.md §3.3 rule 3: did the pod serve the weights itself, or bind an endpoint to them?"""
+    if recipe is not None and recipe.get("serve_mode") != "endpoint":
+        return True, AttestationMethod.HF_PULL_SERVED
+    fingerprint = bundle.get("endpoint_fingerprint")
+    if (
+        isinstance(fingerprint, dict)
+        and fingerprint.get("match") is True
+        and fingerprint.get("status") == "match"
+        and weights_hash
+        and fingerprint.get("weights_hash") == weights_hash
+    ):
+        return False, AttestationMethod.ENDPOINT_FINGERPRINT
+    integrity = bundle.get("serving_integrity")
+    if (
+        isinstance(integrity, dict)
+        and integrity.get("ok") is True
+        and integrity.get("weights_verified") is True
+        and integrity.get("status") == "match"
+        and weights_hash
+        and integrity.get("weights_hash") == weights_hash
+    ):
+        return False, AttestationMethod.ENDPOINT_VERIFIED
+    return False, ""
+
+
+def decide_trust(run: Run) -> str:
+    """design.md §3.3: attested only when the weights verified, the serving is bound to them and
+    the run is neither local nor frontier; pending while the weight check runs."""
+    if run.target_class in ("local_weights", "remote_api") or not run.attestation_method:
+        return Trust.SELF_REPORTED
+    if run.verification == Verification.VERIFIED:
+        return Trust.ATTESTED
+    if run.verification == Verification.PENDING:
+        return Trust.PENDING
+    return Trust.SELF_REPORTED
+
+
+def _quality_of(run: Run, rows: list[dict], suite: Suite | None) -> dict:
+    if run.kind == SuiteKind.TEXT:
+        summary = score_text_run(rows, suite.case_count if suite else None)
+        return {
+            "composite": summary.composite,
+            "coverage_label": summary.coverage_label,
+            "coverage_ratio": summary.coverage_ratio,
+            "covered": summary.covered,
+            "suite_cases": summary.suite_cases,
+            "categories": [
+                {
+                    "category": c.category,
+                    "score": c.score,
+                    "answered": c.answered,
+                    "no_answer": c.no_answer,
+                    "pending": c.pending,
+                    "cases": c.cases,
+                }
+                for c in summary.categories
+            ],
+        }
+    if run.kind == SuiteKind.AGENTIC:
+        return {"score": score_agentic(rows), "harness": run.harness}
+    if run.kind in (SuiteKind.VISION, SuiteKind.AUDIO, SuiteKind.VIDEO):
+        scored = [row["score"] for row in rows if row.get("score") is not None]
+        return {
+            "score": 100 * sum(scored) / len(scored) if scored else None,
+            "covered": len(scored),
+            "suite_cases": suite.case_count if suite else None,
+        }
+    return {}
+
+
+def _perf_json(summary) -> dict:
+    peak = summary.peak
+    return storable(
+        {
+            "peak": {"tps": peak.aggregate_tps, "cohort": peak.label} if peak else None,
+            "single_stream": {
+                "tps": summary.single_stream_tps,
+                "cohort": summary.single_stream_cohort,
+            },
+            "latency": {
+                "ttft_ms": summary.latency_ttft_ms,
+                "tpot_ms": summary.latency_tpot_ms,
+                "cohort": summary.single_stream_cohort,
+            },
+            "overall": {str(conc): evidence for conc, evidence in summary.overall.items()},
+            "other": summary.other_rows,
+        }
+    )
+
+
+def _cohort_of(run: Run, cohort) -> PerfCohort:
+    return PerfCohort(
+        run=run,
+        category=cohort.category,
+        conc=cohort.conc,
+        label=cohort.label,
+        aggregate_tps=cohort.aggregate_tps,
+        reported_aggregate_tps=cohort.reported_aggregate_tps,
+        stream_ceiling_tps=cohort.stream_ceiling_tps,
+        scheduling_efficiency=cohort.scheduling_efficiency,
+        decode_tps_mean=cohort.decode_tps_mean,
+        ttft_ms_p50=cohort.ttft_ms_p50,
+        ttft_ms_mean=cohort.ttft_ms_mean,
+        ttft_ms_p95=cohort.ttft_ms_p95,
+        tpot_ms_p50=cohort.tpot_ms_p50,
+        tpot_ms_mean=cohort.tpot_ms_mean,
+        tpot_ms_p95=cohort.tpot_ms_p95,
+        n=cohort.n,
+        n_errors=cohort.n_errors,
+        tokens=cohort.tokens,
+        cell_wall_s=cohort.cell_wall_s,
+        marks=[str(mark) for mark in cohort.marks],
+        labels=list(cohort.labels),
+        valid=cohort.valid,
+    )
 
 
 def _result_of(run: Run, position: int, row: dict) -> Result:
@@ -92,3 +291,296 @@ def _result_of(run: Run, position: int, row: dict) -> Result:
         speed=storable(row.get("speed")),
         extras=storable({k: v for k, v in row.items() if k not in ROW_FIELDS}),
     )
+
+
+# --- benchmarks --------------------------------------------------------------------------------
+
+
+def hardware_class_for(spec: HardwareClassSpec) -> HardwareClass:
+    hardware_class, _ = HardwareClass.objects.get_or_create(
+        slug=spec.slug,
+        defaults={
+            "name": spec.name,
+            "family": str(spec.family),
+            "device_count": spec.device_count,
+            "memory_bandwidth_gbs": spec.memory_bandwidth_gbs,
+            "memory_gb": spec.memory_gb,
+            "unified_memory": spec.unified_memory,
+        },
+    )
+    return hardware_class
+
+
+def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
+    """design.md §3.1: canonical id = hf_repo lowercased when known, else the declared name."""
+    canonical = hf_repo.strip().lower() if hf_repo else model_name.strip()
+    bench_model, _ = BenchModel.objects.get_or_create(
+        canonical_id=storable(canonical)[:300],
+        defaults={
+            "hf_repo": storable(hf_repo)[:300],
+            "display_name": storable(model_name)[:300],
+            "is_frontier": frontier,
+        },
+    )
+    return bench_model
+
+
+def _benchmark_for(run: Run, spec: HardwareClassSpec, model_name: str, hf_repo: str) -> Benchmark:
+    """The benchmark of the run's (key, job_group), locked for this transaction so concurrent
+    commits of one job rewrite its summary one after the other."""
+    group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
+    existing = BenchmarkGroup.objects.filter(
+        key_fingerprint=run.key_fingerprint, job_group=group
+    ).first()
+    if existing is not None:
+        return Benchmark.objects.select_for_update().get(pk=existing.benchmark_id)
+    bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
+    hardware_class = hardware_class_for(spec)
+    benchmark = _resumed_benchmark(run, bench_model, hardware_class)
+    if benchmark is None:
+        benchmark = Benchmark.objects.create(
+            public_id=hashlib.sha256(f"{run.key_fingerprint}:{group}".encode()).hexdigest()[:12],
+            key_fingerprint=run.key_fingerprint,
+            model=bench_model,
+            hardware_class=hardware_class,
+            hardware_label=run.hardware_label,
+            created_at=run.committed_at,
+        )
+    try:
+        with transaction.atomic():
+            BenchmarkGroup.objects.create(
+                key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark
+            )
+    except IntegrityError:  # another commit of this job created the group first
+        if not benchmark.runs.exists() and not benchmark.groups.exists():
+            benchmark.delete()
+        existing = BenchmarkGroup.objects.get(key_fingerprint=run.key_fingerprint, job_group=group)
+        benchmark = existing.benchmark
+    return Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+
+
+def _resumed_benchmark(
+    run: Run, bench_model: BenchModel, hardware_class: HardwareClass
+) -> Benchmark | None:
+    """A resumed job sends its later bundles under a second job_group: attach them to the recent
+    benchmark of the same key, model and hardware that does not yet hold this kind of run."""
+    if not run.job_group:
+        return None
+    candidate = (
+        Benchmark.objects.filter(
+            key_fingerprint=run.key_fingerprint,
+            model=bench_model,
+            hardware_class=hardware_class,
+            created_at__gte=run.committed_at - RESUME_WINDOW,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if candidate is None:
+        return None
+    if candidate.runs.filter(board=run.board, suite_id=run.suite_id, harness=run.harness).exists():
+        return None
+    return candidate
+
+
+def refresh_benchmark(benchmark_id: int) -> Benchmark:
+    """Rewrite a benchmark's summary from its runs (design.md §3.5–§3.7). Call inside a
+    transaction holding the benchmark's row lock."""
+    benchmark = Benchmark.objects.select_related("hardware_class", "model").get(pk=benchmark_id)
+    runs = list(benchmark.runs.order_by("committed_at", "pk"))
+    current_suites = set(
+        Suite.objects.filter(kind=SuiteKind.TEXT, current=True).values_list("suite_id", flat=True)
+    )
+    text_runs = [r for r in runs if r.kind == SuiteKind.TEXT]
+    current_text = [r for r in text_runs if r.suite_id in current_suites]
+    perf_runs = [r for r in runs if r.kind == SuiteKind.PERF]
+    text = _best_text_run(current_text) or (text_runs[-1] if text_runs else None)
+    perf = _best(perf_runs)
+    badges: list[str] = []
+
+    qualifying_text = text if text in current_text and _text_qualifies(text) else None
+    if text is None or text not in current_text:
+        badges.append(Badge.NO_TEXT)
+    elif text.extras.get("bench_seed") is not None:
+        badges.append(Badge.SEEDED)
+    elif (text.quality.get("coverage_ratio") or 0) < MIN_COVERAGE:
+        badges.append(Badge.LOW_COVERAGE)
+    if perf is None:
+        badges.append(Badge.NO_PERF)
+
+    core = [r for r in (text, perf) if r is not None] or runs
+    trust = _worst_trust(core)
+    if trust == Trust.SELF_REPORTED:
+        badges.append(Badge.SELF_REPORTED)
+    if any(r.verification == Verification.PENDING for r in core):
+        badges.append(Badge.WEIGHTS_PENDING)
+    if any(r.verification == Verification.MISMATCH for r in core):
+        badges.append(Badge.WEIGHTS_MISMATCH)
+    if any(r.verification == Verification.UNVERIFIABLE for r in core):
+        badges.append(Badge.WEIGHTS_UNVERIFIABLE)
+    if any(r.target_class == "local_weights" for r in core):
+        badges.append(Badge.LOCAL_WEIGHTS)
+    if benchmark.model.is_frontier:
+        badges.append(Badge.FRONTIER)
+    if any(r.claimed_hardware for r in runs):
+        badges.append(Badge.CLAIMED_HARDWARE)
+    if benchmark.hardware_class.family == Family.UNLABELED:
+        badges.append(Badge.UNLABELED_HARDWARE)
+    if any(r.secret_detected for r in runs):
+        badges.append(Badge.SECRET_DETECTED)
+    if any(r.kind == SuiteKind.UNKNOWN and r.board != "perf" for r in runs):
+        badges.append(Badge.UNKNOWN_SUITE)
+    if any(r.drafter_status == "unpinned" for r in runs):
+        badges.append(Badge.DRAFTER_UNPINNED)
+    if any(r.drafter_status == "missing" for r in runs):
+        badges.append(Badge.DRAFTER_MISSING)
+
+    recipe_run = text or perf
+    context_len = context_len_of(recipe_run.extras.get("recipe")) if recipe_run else None
+    below_floor = context_len is None or context_len < CONTEXT_FLOOR
+    if below_floor:
+        badges.append(Badge.BELOW_CONTEXT_FLOOR)
+
+    agentic = [
+        {"harness": r.harness, "score": r.quality.get("score"), "run_id": r.run_id}
+        for r in runs
+        if r.kind == SuiteKind.AGENTIC
+    ]
+    if not any((entry["score"] or 0) > AGENTIC_TESTED_ABOVE for entry in agentic):
+        badges.append(Badge.AGENTIC_UNTESTED)
+
+    complete = (
+        qualifying_text is not None
+        and qualifying_text.trust == Trust.ATTESTED
+        and perf is not None
+        and perf.trust == Trust.ATTESTED
+    )
+    ranked = (
+        complete
+        and not below_floor
+        and Badge.SECRET_DETECTED not in badges
+        and not benchmark.model.is_frontier
+    )
+
+    quality = text.quality if text else {}
+    perf_summary = perf.perf if perf else {}
+    peak = perf_summary.get("peak") or {}
+    single = perf_summary.get("single_stream") or {}
+    latency = perf_summary.get("latency") or {}
+    benchmark.trust = trust
+    benchmark.complete = complete
+    benchmark.ranked = ranked
+    benchmark.badges = sorted(set(badges), key=[b.value for b in Badge].index)
+    benchmark.composite = quality.get("composite")
+    benchmark.coverage_label = quality.get("coverage_label") or ""
+    benchmark.coverage_ratio = quality.get("coverage_ratio")
+    benchmark.categories = quality.get("categories") or []
+    benchmark.agentic = agentic
+    benchmark.modalities = {
+        r.kind: {"score": r.quality.get("score"), "run_id": r.run_id}
+        for r in runs
+        if r.kind in (SuiteKind.VISION, SuiteKind.AUDIO, SuiteKind.VIDEO)
+    }
+    benchmark.peak_tps = peak.get("tps")
+    benchmark.peak_cohort = peak.get("cohort") or ""
+    benchmark.single_stream_tps = single.get("tps")
+    benchmark.single_stream_cohort = (
+        (single.get("cohort") or "") if single.get("tps") is not None else ""
+    )
+    benchmark.ttft_ms = latency.get("ttft_ms")
+    benchmark.tpot_ms = latency.get("tpot_ms")
+    benchmark.latency_cohort = (
+        (latency.get("cohort") or "") if latency.get("ttft_ms") is not None else ""
+    )
+    benchmark.context_len = context_len
+    benchmark.submitted_at = runs[-1].committed_at if runs else None
+    benchmark.save()
+    return benchmark
+
+
+def _text_qualifies(run: Run) -> bool:
+    return (
+        run.extras.get("bench_seed") is None
+        and (run.quality.get("coverage_ratio") or 0) >= MIN_COVERAGE
+    )
+
+
+TRUST_ORDER = {Trust.ATTESTED: 0, Trust.PENDING: 1, Trust.SELF_REPORTED: 2}
+
+
+def _best(runs: list[Run]) -> Run | None:
+    """The run that speaks for a board: the latest attested one, else the latest."""
+    attested = [r for r in runs if r.trust == Trust.ATTESTED]
+    return (attested or runs)[-1] if runs else None
+
+
+def _best_text_run(runs: list[Run]) -> Run | None:
+    qualifying = [r for r in runs if _text_qualifies(r)]
+    return _best(qualifying) or _best(runs)
+
+
+def _worst_trust(runs: list[Run]) -> str:
+    if not runs:
+        return Trust.PENDING
+    return max((r.trust for r in runs), key=lambda trust: TRUST_ORDER[Trust(trust)])
+
+
+def clear_board() -> None:
+    """Delete everything derived from bundles (before a rebuild replays them). Presets stay."""
+    Run.objects.all().delete()
+    Benchmark.objects.all().delete()
+    BenchModel.objects.all().delete()
+    HardwareClass.objects.filter(preset=False).delete()
+
+
+# --- weight verdicts -----------------------------------------------------------------------------
+
+
+def record_weight_verdict(
+    *,
+    run_id: str,
+    verdict: str,
+    commit: str | None,
+    note: str,
+    differences: list[dict],
+    drafter_status: str,
+    attempts: int,
+    checked_at: datetime,
+) -> Run:
+    """Store the weight check's verdict on a run, decide its trust again and rewrite its
+    benchmark, all in one transaction."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(run_id=run_id)
+        if run.benchmark_id:
+            Benchmark.objects.select_for_update().get(pk=run.benchmark_id)
+        run.verification = verdict
+        run.commit = commit or ""
+        run.verification_note = storable(note)
+        run.weight_differences = storable(differences)
+        run.drafter_status = drafter_status
+        run.verification_attempts = attempts
+        run.verified_at = checked_at if verdict != Verification.PENDING else None
+        run.trust = decide_trust(run)
+        run.save()
+        if run.benchmark_id:
+            refresh_benchmark(run.benchmark_id)
+    return run
+
+
+def note_weight_attempt(*, run_id: str, attempts: int, note: str) -> None:
+    """The Hub did not answer this time: count the attempt, keep the run pending."""
+    Run.objects.filter(run_id=run_id).update(
+        verification_attempts=attempts, verification_note=storable(note)
+    )
+
+
+__all__ = [
+    "BundleRuleError",
+    "check_bundle",
+    "decide_trust",
+    "hardware_class_for",
+    "model_for",
+    "record_run",
+    "record_weight_verdict",
+    "refresh_benchmark",
+]

@@ -194,3 +194,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.server": {"level": "WARNING"}},
 }
+
+# Weight checks: Hugging Face unreachable → retry with backoff for 24 h, then unverifiable.
+AEON_WEIGHT_RETRY_FIRST_SECONDS = env_int("AEON_WEIGHT_RETRY_FIRST_SECONDS", 60)
+AEON_WEIGHT_RETRY_MAX_SECONDS = env_int("AEON_WEIGHT_RETRY_MAX_SECONDS", 3600)
+AEON_WEIGHT_RETRY_WINDOW_SECONDS = env_int("AEON_WEIGHT_RETRY_WINDOW_SECONDS", 24 * 3600)
+AEON_HF_TIMEOUT_SECONDS = env_int("AEON_HF_TIMEOUT_SECONDS", 20)

@@ -187,3 +187,21 @@ class RateCounter(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["scope", "window_start"], name="one_counter_per_window")
         ]
+
+
+class WeightCheckCache(models.Model):
+    """Hugging Face's answer per (repo, commit): a commit never changes, so ask once."""
+
+    repo = models.CharField(max_length=300)
+    commit = models.CharField(max_length=40)
+    found = models.BooleanField()  # False: the Hub refused (gated, private, deleted)
+    files = models.JSONField(default=dict)  # weight path → LFS sha256 (or null)
+    fetched_at = models.DateTimeField(auto_now_add=True)
+    demo = models.BooleanField(
+        default=False
+    )  # pre-filled by the embedded demo, not asked of the Hub
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["repo", "commit"], name="one_answer_per_commit")
+        ]

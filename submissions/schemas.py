@@ -116,6 +116,14 @@ class Bundle(BaseModel):
         return value
 
 
+def normalise_bundle(bundle: dict) -> tuple[Bundle, dict]:
+    """Validate a signed bundle and return it with its recipe parsed when sent as a string."""
+    parsed = validate_bundle(bundle)
+    if isinstance(bundle.get("recipe"), str):
+        bundle = bundle | {"recipe": parsed.recipe}
+    return parsed, bundle
+
+
 def validate_bundle(bundle: dict) -> Bundle:
     try:
         parsed = Bundle.model_validate(bundle)

@@ -13,6 +13,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -20,8 +21,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from board import selectors as board_selectors
+from board.models import Verification
 from board import services as board_services
 from config.api_errors import Reason
+from submissions import tasks
 from submissions.blobstore import blob_store
 from submissions.jsonbody import MalformedJson, parse_json
 from submissions.models import (
@@ -47,7 +50,7 @@ from submissions.schemas import (
     ResultsEnvelope,
     SchemaError,
     parse_request,
-    validate_bundle,
+    normalise_bundle,
 )
 from submissions.signing import canonical_json, decode_public_key, key_fingerprint, verify_signature
 
@@ -397,9 +400,7 @@ def submit_results(*, run_id: str, token: str | None, body: bytes) -> Outcome:
         if existing is not None:
             return _duplicate(existing, context)
     try:
-        parsed = validate_bundle(bundle)
-        if isinstance(bundle.get("recipe"), str):  # older pods: the recipe as a JSON string
-            bundle = bundle | {"recipe": parsed.recipe}
+        parsed, bundle = normalise_bundle(bundle)
         board_services.check_bundle(board=session.board, bundle=bundle)
     except (SchemaError, board_services.BundleRuleError) as exc:
         _refuse_forgery(session, Reason.SCHEMA_INVALID, str(exc), body, close=False)
@@ -522,7 +523,7 @@ def _commit_final(submission: _Submission) -> Outcome:
             )
             SessionBundle.objects.create(session=locked, raw_id=submission.digest, final=True)
             rows = merged_rows(locked, submission.bundle["results"])
-            board_services.record_run(
+            run = board_services.record_run(
                 run_id=locked.run_id,
                 key_fingerprint=session.key.fingerprint,
                 model=locked.model,
@@ -537,6 +538,8 @@ def _commit_final(submission: _Submission) -> Outcome:
                 RunSession.objects.filter(
                     key_id=locked.key_id, job_sig=locked.job_sig, status__in=LIVE_SESSION_STATUSES
                 ).exclude(pk=locked.pk).update(status=SessionStatus.SUPERSEDED)
+            if run.verification == Verification.PENDING:
+                transaction.on_commit(partial(tasks.verify_weights.delay, run.run_id))
     except IntegrityError:
         existing = submission.job_sig and _committed_session_for(session.key_id, submission.job_sig)
         if existing:

@@ -97,10 +97,12 @@ def resolve_commit(hf_revision: str | None, deployment_manifest: dict | None) ->
     return revision.lower() if is_commit(revision) else None
 
 
-def backoff_seconds(attempt: int) -> int:
-    """Delay before retry number `attempt` (0-based): 60 s, 120 s, 240 s, ... at most 1 h."""
-    doublings = min(max(attempt, 0), 6)  # 60 s * 2**6 already passes the cap
-    return min(FIRST_BACKOFF_SECONDS * 2**doublings, MAX_BACKOFF_SECONDS)
+def backoff_seconds(
+    attempt: int, first: int = FIRST_BACKOFF_SECONDS, cap: int = MAX_BACKOFF_SECONDS
+) -> int:
+    """Delay before retry number `attempt` (0-based): first, 2×first, 4×first … at most `cap`."""
+    doublings = min(max(attempt, 0), 16)
+    return min(first * 2**doublings, cap)
 
 
 def fetch_hub_answer(

@@ -1,0 +1,121 @@
+"""The published vectors (shared/vectors.json) verify with our canonical JSON and signatures.
+
+No Django and no database: `submissions.signing` is the exact byte contract of protocol.md §2.
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from submissions.signing import canonical_json, decode_public_key, key_fingerprint, verify_signature
+
+VECTORS_PATH = Path(__file__).resolve().parents[2] / "shared" / "vectors.json"
+VECTORS = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))
+PUBLIC_KEY = VECTORS["public_key"]
+
+
+def flip_byte(data: bytes, index: int) -> bytes:
+    return data[:index] + bytes([data[index] ^ 0x01]) + data[index + 1 :]
+
+
+def flip_signature_byte(signature_b64: str, index: int) -> str:
+    raw = base64.b64decode(signature_b64)
+    return base64.b64encode(flip_byte(raw, index)).decode("ascii")
+
+
+def test_the_public_key_is_the_one_of_the_published_seed():
+    seed = bytes.fromhex(VECTORS["private_seed_hex"])
+    assert seed == bytes(range(32))
+    raw = (
+        Ed25519PrivateKey.from_private_bytes(seed)
+        .public_key()
+        .public_bytes(Encoding.Raw, PublicFormat.Raw)
+    )
+    assert base64.b64encode(raw).decode("ascii") == PUBLIC_KEY
+    assert decode_public_key(PUBLIC_KEY) == raw
+
+
+def test_the_enroll_signature_verifies_over_the_challenge_bytes():
+    challenge = VECTORS["enroll"]["challenge"]
+    signature = VECTORS["enroll"]["signature"]
+    assert verify_signature(PUBLIC_KEY, signature, challenge.encode("utf-8"))
+    # The challenge is signed as text, not as JSON.
+    assert not verify_signature(PUBLIC_KEY, signature, json.dumps(challenge).encode("utf-8"))
+
+
+@pytest.mark.parametrize("vector", ["open_run", "bundle"])
+def test_canonical_json_equals_the_published_bytes(vector):
+    case = VECTORS[vector]
+    assert canonical_json(case["object"]) == case["canonical"].encode("utf-8")
+
+
+def test_canonical_json_keeps_floats_escapes_non_ascii_and_allows_nan():
+    assert canonical_json({"b": 1.0, "a": "É"}) == b'{"a":"\\u00c9","b":1.0}'
+    assert canonical_json({"s": float("nan")}) == b'{"s":NaN}'
+
+
+@pytest.mark.parametrize("vector", ["open_run", "bundle"])
+def test_the_published_signature_verifies_over_the_canonical_bytes(vector):
+    case = VECTORS[vector]
+    assert verify_signature(PUBLIC_KEY, case["signature"], canonical_json(case["object"]))
+
+
+@pytest.mark.parametrize("vector", ["open_run", "bundle"])
+def test_a_flipped_byte_in_the_message_does_not_verify(vector):
+    case = VECTORS[vector]
+    message = canonical_json(case["object"])
+    for index in (0, len(message) // 2, len(message) - 1):
+        assert not verify_signature(PUBLIC_KEY, case["signature"], flip_byte(message, index))
+
+
+@pytest.mark.parametrize("vector", ["enroll", "open_run", "bundle"])
+def test_a_flipped_byte_in_the_signature_does_not_verify(vector):
+    case = VECTORS[vector]
+    message = (
+        case["challenge"].encode("utf-8") if vector == "enroll" else canonical_json(case["object"])
+    )
+    for index in (0, 31, 63):
+        assert not verify_signature(
+            PUBLIC_KEY, flip_signature_byte(case["signature"], index), message
+        )
+
+
+def test_a_changed_field_in_the_bundle_does_not_verify():
+    case = VECTORS["bundle"]
+    tampered = json.loads(json.dumps(case["object"]))
+    tampered["results"][1]["score"] = 0.0
+    assert not verify_signature(PUBLIC_KEY, case["signature"], canonical_json(tampered))
+
+
+def test_another_key_does_not_verify_the_published_signature():
+    other = Ed25519PrivateKey.generate().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    other_b64 = base64.b64encode(other).decode("ascii")
+    case = VECTORS["bundle"]
+    assert not verify_signature(other_b64, case["signature"], canonical_json(case["object"]))
+
+
+@pytest.mark.parametrize(
+    "public_key",
+    [
+        PUBLIC_KEY.rstrip("="),  # unpadded
+        base64.b64encode(bytes(31)).decode("ascii"),  # 31 bytes
+        base64.urlsafe_b64encode(bytes([251] * 32)).decode("ascii"),  # url-safe alphabet
+        "not base64 at all!",
+        None,
+    ],
+)
+def test_a_key_that_is_not_padded_standard_base64_of_32_bytes_is_refused(public_key):
+    assert decode_public_key(public_key) is None
+    case = VECTORS["bundle"]
+    assert not verify_signature(public_key, case["signature"], canonical_json(case["object"]))
+
+
+def test_the_fingerprint_is_the_first_16_hex_of_sha256_of_the_key_text():
+    import hashlib
+
+    expected = hashlib.sha256(PUBLIC_KEY.encode("ascii")).hexdigest()[:16]
+    assert key_fingerprint(PUBLIC_KEY) == expected
