@@ -1,14 +1,86 @@
 """The board's read API (/api/v1/…), documented at /api/schema/."""
 
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import cache_control
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
+from rest_framework.pagination import PageNumberPagination
 
-from board.models import Run
-from board.serializers import RunSerializer
+from board import selectors
+from board.serializers import (
+    BenchmarkDetailSerializer,
+    BenchmarkSerializer,
+    HardwareClassSerializer,
+    RunSerializer,
+)
+
+PUBLIC_CACHE = method_decorator(cache_control(public=True, max_age=30), name="get")
 
 
+class Pages(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+@PUBLIC_CACHE
 class RunDetail(generics.RetrieveAPIView):
     """One board's run with its per-case results."""
 
     serializer_class = RunSerializer
     lookup_field = "run_id"
-    queryset = Run.objects.prefetch_related("results")
+    queryset = selectors.public_runs_with_results()
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("hardware", OpenApiTypes.STR, description="hardware class slug"),
+        OpenApiParameter(
+            "model", OpenApiTypes.STR, description="canonical model id (case-insensitive)"
+        ),
+        OpenApiParameter("trust", OpenApiTypes.STR, enum=["attested", "self_reported", "pending"]),
+        OpenApiParameter("ranked", OpenApiTypes.BOOL),
+    ]
+)
+@PUBLIC_CACHE
+class BenchmarkList(generics.ListAPIView):
+    """Comprehensive runs, newest first; filters: hardware, model, trust, ranked."""
+
+    serializer_class = BenchmarkSerializer
+    pagination_class = Pages
+
+    def get_queryset(self):
+        params = self.request.query_params
+        return selectors.benchmarks(
+            hardware=params.get("hardware"),
+            model=params.get("model"),
+            trust=params.get("trust"),
+            ranked=params.get("ranked"),
+        )
+
+
+@PUBLIC_CACHE
+class BenchmarkDetail(generics.RetrieveAPIView):
+    """One comprehensive run with its cohorts (all, with their marks) and its runs."""
+
+    serializer_class = BenchmarkDetailSerializer
+    lookup_field = "public_id"
+    lookup_url_kwarg = "benchmark_id"
+
+    def get_object(self):
+        benchmark = selectors.benchmark_detail(self.kwargs["benchmark_id"])
+        if benchmark is None:
+            from rest_framework.exceptions import NotFound
+
+            raise NotFound("no such benchmark")
+        return benchmark
+
+
+@PUBLIC_CACHE
+class HardwareClassList(generics.ListAPIView):
+    """Every hardware class, presets first."""
+
+    serializer_class = HardwareClassSerializer
+    pagination_class = None
+    queryset = selectors.hardware_classes()

@@ -101,6 +101,15 @@ class BenchModel(models.Model):
         return self.canonical_id
 
 
+class BenchmarkQuerySet(models.QuerySet):
+    def public(self):
+        """What visitors may see: not withheld for a detected secret."""
+        return self.filter(withheld=False)
+
+    def ranked(self):
+        return self.filter(ranked=True)
+
+
 class Benchmark(models.Model):
     """A comprehensive run: the runs of one key sharing a job_group (design.md §3.5).
 
@@ -119,6 +128,13 @@ class Benchmark(models.Model):
     created_at = models.DateTimeField(db_index=True)
 
     trust = models.CharField(max_length=16, choices=Trust.choices, default=Trust.PENDING)
+    verification = models.CharField(
+        max_length=16, choices=Verification.choices, default=Verification.PENDING
+    )
+    weight_differences = models.JSONField(default=list)
+    withheld = models.BooleanField(
+        default=False
+    )  # a secret was detected; a moderator must clear it
     complete = models.BooleanField(default=False)
     ranked = models.BooleanField(default=False, db_index=True)
     badges = models.JSONField(default=list)
@@ -138,6 +154,8 @@ class Benchmark(models.Model):
     context_len = models.PositiveIntegerField(null=True)
     recipe_id = models.CharField(max_length=64, blank=True)
     submitted_at = models.DateTimeField(null=True)
+
+    objects = BenchmarkQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -163,6 +181,11 @@ class BenchmarkGroup(models.Model):
                 fields=["key_fingerprint", "job_group"], name="one_benchmark_per_key_group"
             )
         ]
+
+
+class RunQuerySet(models.QuerySet):
+    def public(self):
+        return self.exclude(secret_detected=True, secret_cleared=False)
 
 
 class Run(models.Model):
@@ -211,6 +234,7 @@ class Run(models.Model):
     )
     trust = models.CharField(max_length=16, choices=Trust.choices, default=Trust.PENDING)
     secret_detected = models.BooleanField(default=False)
+    secret_cleared = models.BooleanField(default=False)  # a moderator reviewed it: publish
     secret_pointers = models.JSONField(default=list)  # where, never what
     quality = models.JSONField(
         default=dict
@@ -218,6 +242,8 @@ class Run(models.Model):
     perf = models.JSONField(
         default=dict
     )  # peak, single-stream, latency, overall rows, other sections
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-committed_at"]

@@ -426,7 +426,8 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
         badges.append(Badge.CLAIMED_HARDWARE)
     if benchmark.hardware_class.family == Family.UNLABELED:
         badges.append(Badge.UNLABELED_HARDWARE)
-    if any(r.secret_detected for r in runs):
+    withheld = any(r.secret_detected and not r.secret_cleared for r in runs)
+    if withheld:
         badges.append(Badge.SECRET_DETECTED)
     if any(r.kind == SuiteKind.UNKNOWN and r.board != "perf" for r in runs):
         badges.append(Badge.UNKNOWN_SUITE)
@@ -468,6 +469,11 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
     single = perf_summary.get("single_stream") or {}
     latency = perf_summary.get("latency") or {}
     benchmark.trust = trust
+    benchmark.verification = _worst_verification(core)
+    benchmark.weight_differences = [
+        {"run_id": r.run_id, **difference} for r in core for difference in r.weight_differences
+    ]
+    benchmark.withheld = withheld
     benchmark.complete = complete
     benchmark.ranked = ranked
     benchmark.badges = sorted(set(badges), key=[b.value for b in Badge].index)
@@ -517,6 +523,23 @@ def _best(runs: list[Run]) -> Run | None:
 def _best_text_run(runs: list[Run]) -> Run | None:
     qualifying = [r for r in runs if _text_qualifies(r)]
     return _best(qualifying) or _best(runs)
+
+
+VERIFICATION_ORDER = [
+    Verification.VERIFIED,
+    Verification.NOT_APPLICABLE,
+    Verification.PENDING,
+    Verification.UNVERIFIABLE,
+    Verification.MISMATCH,
+]
+
+
+def _worst_verification(runs: list[Run]) -> str:
+    if not runs:
+        return Verification.PENDING
+    return max(
+        (r.verification for r in runs), key=lambda v: VERIFICATION_ORDER.index(Verification(v))
+    )
 
 
 def _worst_trust(runs: list[Run]) -> str:

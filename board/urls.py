@@ -6,4 +6,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("api/v1/runs/<str:run_id>", api.RunDetail.as_view(), name="api-run"),
+    path("api/v1/benchmarks", api.BenchmarkList.as_view(), name="api-benchmarks"),
+    path(
+        "api/v1/benchmarks/<str:benchmark_id>", api.BenchmarkDetail.as_view(), name="api-benchmark"
+    ),
+    path("api/v1/hardware-classes", api.HardwareClassList.as_view(), name="api-hardware-classes"),
 ]

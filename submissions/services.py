@@ -21,8 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from board import selectors as board_selectors
-from board.models import Verification
 from board import services as board_services
+from board.models import Verification
 from config.api_errors import Reason
 from submissions import tasks
 from submissions.blobstore import blob_store
@@ -49,8 +49,8 @@ from submissions.schemas import (
     OpenRunRequest,
     ResultsEnvelope,
     SchemaError,
-    parse_request,
     normalise_bundle,
+    parse_request,
 )
 from submissions.signing import canonical_json, decode_public_key, key_fingerprint, verify_signature
 

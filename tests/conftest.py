@@ -23,9 +23,22 @@ def missing_service(message: str) -> None:
 
 @pytest.fixture(autouse=True)
 def blob_dir(tmp_path, settings):
-    """Each test stores its evidence in its own folder."""
+    """Each test stores its evidence in its own folder, and never reaches the real Hugging Face:
+    unless a test starts the stand-in, the Hub is a closed local port (an instant refusal)."""
     settings.AEON_BLOB_DIR = tmp_path / "blobs"
+    settings.AEON_HF_ENDPOINT = "http://127.0.0.1:9"
+    settings.AEON_HF_TIMEOUT_SECONDS = 2
     return settings.AEON_BLOB_DIR
+
+
+@pytest.fixture
+def hub(settings):
+    """The local Hugging Face stand-in, with the board pointed at it."""
+    from tests.hf_standin import HubStandIn
+
+    with HubStandIn() as stand_in:
+        settings.AEON_HF_ENDPOINT = stand_in.endpoint
+        yield stand_in
 
 
 @pytest.fixture
