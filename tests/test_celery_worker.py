@@ -1,0 +1,123 @@
+"""The weight check runs in a real Celery worker on Redis, end to end from an HTTP upload."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from config.celery import app as celery_app
+from submissions.demo.bundles import DEMO_MODELS, job_bundles, weights_for
+
+ROOT = Path(__file__).resolve().parent.parent
+REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def redis_answers(url: str) -> bool:
+    import redis
+
+    try:
+        return redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError:
+        return False
+
+
+@pytest.fixture
+def worker(postgres, hub, settings):
+    """A Celery worker process on Redis, sharing the test database and the Hub stand-in."""
+    from tests.conftest import missing_service
+
+    if not redis_answers(REDIS_URL):
+        missing_service(f"needs Redis at {REDIS_URL}")
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    db = connection.settings_dict
+    database_url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = os.environ | {
+        "DATABASE_URL": database_url,
+        "CELERY_BROKER_URL": REDIS_URL,
+        "AEON_HF_ENDPOINT": hub.endpoint,
+        "AEON_WEIGHT_RETRY_FIRST_SECONDS": "1",
+        "AEON_DATA_DIR": str(settings.AEON_BLOB_DIR.parent),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO", "--without-heartbeat",
+         "--without-gossip", "--without-mingle"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    # The live server enqueues instead of running the task in-process.
+    settings.CELERY_BROKER_URL = REDIS_URL
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    previous = (celery_app.conf.broker_url, celery_app.conf.task_always_eager)
+    celery_app.conf.broker_url = REDIS_URL
+    celery_app.conf.task_always_eager = False
+    try:
+        yield process
+    finally:
+        celery_app.conf.broker_url, celery_app.conf.task_always_eager = previous
+        process.terminate()
+        try:
+            output, _ = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+        print(output[-4000:])
+
+
+def wait_for_verdict(pod, benchmark_id: str, seconds: float = 90) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        answer = pod.send("GET", f"/api/v1/benchmarks/{benchmark_id}").body
+        if answer["verification"]["verdict"] != "pending":
+            return answer
+        time.sleep(0.5)
+    return answer
+
+
+def upload_text_and_perf(pod, model, started: str) -> str:
+    bundles = job_bundles(model, started=started, with_agentic=False)
+    answers = [pod.submit_run(name, suite, board, bundle) for board, suite, name, bundle in bundles
+               if suite in ("aeon-suite-v4", "aeon-perf-v1")]
+    assert all(answer.status == 200 for answer in answers), [a.body for a in answers]
+    # The worker, not the request, decides: the answer says pending.
+    assert {answer.body["verification"] for answer in answers} == {"pending"}
+    return answers[0].body["benchmark_id"]
+
+
+def test_a_worker_on_redis_verifies_an_uploaded_job_against_the_hub(worker, hub, pod):
+    model = DEMO_MODELS[0]
+    per_file, _ = weights_for(model)
+    hub.add_repo(model.hf_repo, model.hf_revision, per_file)
+    hub.add_repo(model.drafter_repo, model.drafter_revision, {"model.safetensors": None})
+
+    benchmark_id = upload_text_and_perf(pod, model, "2026-11-20T08:00:00Z")
+    benchmark = wait_for_verdict(pod, benchmark_id)
+
+    assert benchmark["verification"]["verdict"] == "verified"
+    assert benchmark["trust"] == "attested"
+    assert benchmark["ranked"] is True
+    assert any(path.startswith(f"/api/models/{model.hf_repo}/revision/{model.hf_revision}") for _, path in hub.requests)
+
+
+def test_a_worker_retries_with_backoff_when_the_hub_answers_503(worker, hub, pod):
+    model = DEMO_MODELS[1]
+    per_file, _ = weights_for(model)
+    hub.add_repo(model.hf_repo, model.hf_revision, per_file)
+    if model.drafter_repo:
+        hub.add_repo(model.drafter_repo, model.drafter_revision, {"model.safetensors": None})
+    hub.fail_next(model.hf_repo, 503, times=2)
+
+    benchmark_id = upload_text_and_perf(pod, model, "2026-11-21T08:00:00Z")
+    benchmark = wait_for_verdict(pod, benchmark_id)
+
+    assert benchmark["verification"]["verdict"] == "verified"
+    weight_requests = [path for _, path in hub.requests if path.startswith(f"/api/models/{model.hf_repo}/")]
+    assert len(weight_requests) >= 3  # two 503s, then the answer (cached for the second run)
