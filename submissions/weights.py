@@ -125,30 +125,6 @@ def fetch_hub_answer(
     return HubAnswer(commit=info.sha, files=files)
 
 
-def check_drafter(
-    repo: str | None,
-    revision: str | None,
-    *,
-    endpoint: str,
-    token: str | None,
-    timeout: float = 20.0,
-) -> str:
-    """Badge for the recipe's drafter: "pinned_ok", "unpinned" or "missing".
-
-    Call only when the recipe names a drafter. An unpinned drafter is not looked up.
-    HubUnavailable propagates so the caller retries.
-    """
-    if not is_commit(revision):
-        return "unpinned"
-    if not repo:
-        return "missing"
-    try:
-        _model_info(repo, revision.lower(), endpoint=endpoint, token=token, timeout=timeout)
-    except HubRefused:
-        return "missing"
-    return "pinned_ok"
-
-
 def compare_weights(
     *, declared_hash: str | None, per_file: dict[str, str] | None, hub: HubAnswer
 ) -> WeightCheck:

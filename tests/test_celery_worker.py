@@ -45,8 +45,19 @@ def worker(postgres, hub, settings):
         "AEON_DATA_DIR": str(settings.AEON_BLOB_DIR.parent),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO", "--without-heartbeat",
-         "--without-gossip", "--without-mingle"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -84,8 +95,11 @@ def wait_for_verdict(pod, benchmark_id: str, seconds: float = 90) -> dict:
 
 def upload_text_and_perf(pod, model, started: str) -> str:
     bundles = job_bundles(model, started=started, with_agentic=False)
-    answers = [pod.submit_run(name, suite, board, bundle) for board, suite, name, bundle in bundles
-               if suite in ("aeon-suite-v4", "aeon-perf-v1")]
+    answers = [
+        pod.submit_run(name, suite, board, bundle)
+        for board, suite, name, bundle in bundles
+        if suite in ("aeon-suite-v4", "aeon-perf-v1")
+    ]
     assert all(answer.status == 200 for answer in answers), [a.body for a in answers]
     # The worker, not the request, decides: the answer says pending.
     assert {answer.body["verification"] for answer in answers} == {"pending"}
@@ -104,7 +118,10 @@ def test_a_worker_on_redis_verifies_an_uploaded_job_against_the_hub(worker, hub,
     assert benchmark["verification"]["verdict"] == "verified"
     assert benchmark["trust"] == "attested"
     assert benchmark["ranked"] is True
-    assert any(path.startswith(f"/api/models/{model.hf_repo}/revision/{model.hf_revision}") for _, path in hub.requests)
+    assert any(
+        path.startswith(f"/api/models/{model.hf_repo}/revision/{model.hf_revision}")
+        for _, path in hub.requests
+    )
 
 
 def test_a_worker_retries_with_backoff_when_the_hub_answers_503(worker, hub, pod):
@@ -119,5 +136,7 @@ def test_a_worker_retries_with_backoff_when_the_hub_answers_503(worker, hub, pod
     benchmark = wait_for_verdict(pod, benchmark_id)
 
     assert benchmark["verification"]["verdict"] == "verified"
-    weight_requests = [path for _, path in hub.requests if path.startswith(f"/api/models/{model.hf_repo}/")]
+    weight_requests = [
+        path for _, path in hub.requests if path.startswith(f"/api/models/{model.hf_repo}/")
+    ]
     assert len(weight_requests) >= 3  # two 503s, then the answer (cached for the second run)

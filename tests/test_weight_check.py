@@ -21,7 +21,6 @@ from submissions.weights import (
     Verdict,
     WeightCheck,
     backoff_seconds,
-    check_drafter,
     compare_weights,
     fetch_hub_answer,
     resolve_commit,
@@ -358,31 +357,3 @@ def test_backoff_doubles_from_a_minute_up_to_an_hour() -> None:
 
 
 # -- the drafter -----------------------------------------------------------------------------
-
-
-def test_a_drafter_pinned_to_an_existing_commit_is_ok(hub: HubStandIn) -> None:
-    assert check_drafter(DRAFTER, DRAFTER_COMMIT, endpoint=hub.endpoint, token=None) == "pinned_ok"
-    assert hub.requests == [("GET", f"/api/models/{DRAFTER}/revision/{DRAFTER_COMMIT}")]
-
-
-def test_a_drafter_named_by_branch_is_unpinned_without_asking_the_hub(hub: HubStandIn) -> None:
-    assert check_drafter(DRAFTER, "main", endpoint=hub.endpoint, token=None) == "unpinned"
-    assert check_drafter(DRAFTER, None, endpoint=hub.endpoint, token=None) == "unpinned"
-    assert hub.requests == []
-
-
-@pytest.mark.parametrize(
-    ("repo", "revision"),
-    [("z-lab/gone", DRAFTER_COMMIT), (DRAFTER, OTHER_COMMIT)],
-)
-def test_a_drafter_the_hub_does_not_hold_is_missing(
-    hub: HubStandIn, repo: str, revision: str
-) -> None:
-    assert check_drafter(repo, revision, endpoint=hub.endpoint, token=None) == "missing"
-
-
-def test_a_hub_outage_during_the_drafter_check_propagates(hub: HubStandIn) -> None:
-    hub.fail_next(DRAFTER, 502)
-
-    with pytest.raises(HubUnavailable, match="502"):
-        check_drafter(DRAFTER, DRAFTER_COMMIT, endpoint=hub.endpoint, token=None)
