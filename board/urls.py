@@ -4,6 +4,7 @@ from board import api, views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("benchmarks/<str:benchmark_id>/", views.benchmark_page, name="benchmark"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("api/v1/runs/<str:run_id>", api.RunDetail.as_view(), name="api-run"),
     path("api/v1/benchmarks", api.BenchmarkList.as_view(), name="api-benchmarks"),
