@@ -1,6 +1,12 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class BoardConfig(AppConfig):
     name = "board"
     verbose_name = "Board"
+
+    def ready(self) -> None:
+        from board.reference_data import seed_reference_data
+
+        post_migrate.connect(seed_reference_data, sender=self, dispatch_uid="board-reference-data")

@@ -46,9 +46,7 @@ def benchmarks(
     if hardware:
         queryset = queryset.filter(hardware_class__slug=hardware)
     if model:
-        queryset = queryset.filter(model__canonical_id=model.lower()) | queryset.filter(
-            model__canonical_id=model
-        )
+        queryset = queryset.filter(model__canonical_id__iexact=model)
     if trust:
         queryset = queryset.filter(trust=trust)
     if ranked not in (None, ""):

@@ -114,8 +114,8 @@ def record_run(
         model_name=storable(model),
         board=board,
         suite_id=suite_id,
-        job_sig=bundle.get("job_sig"),
-        job_group=bundle.get("job_group"),
+        job_sig=bundle["job_sig"].lower() if isinstance(bundle.get("job_sig"), str) else None,
+        job_group=bundle["job_group"].lower() if isinstance(bundle.get("job_group"), str) else None,
         committed_at=committed_at,
         bundle_sha256=bundle_sha256,
         extras=storable(extras),
@@ -338,14 +338,19 @@ def _benchmark_for(run: Run, spec: HardwareClassSpec, model_name: str, hf_repo: 
     hardware_class = hardware_class_for(spec)
     benchmark = _resumed_benchmark(run, bench_model, hardware_class)
     if benchmark is None:
-        benchmark = Benchmark.objects.create(
-            public_id=hashlib.sha256(f"{run.key_fingerprint}:{group}".encode()).hexdigest()[:12],
-            key_fingerprint=run.key_fingerprint,
-            model=bench_model,
-            hardware_class=hardware_class,
-            hardware_label=run.hardware_label,
-            created_at=run.committed_at,
-        )
+        public_id = hashlib.sha256(f"{run.key_fingerprint}:{group}".encode()).hexdigest()[:12]
+        try:
+            with transaction.atomic():
+                benchmark = Benchmark.objects.create(
+                    public_id=public_id,
+                    key_fingerprint=run.key_fingerprint,
+                    model=bench_model,
+                    hardware_class=hardware_class,
+                    hardware_label=run.hardware_label,
+                    created_at=run.committed_at,
+                )
+        except IntegrityError:  # a concurrent commit of this job created it first
+            benchmark = Benchmark.objects.get(public_id=public_id)
     try:
         with transaction.atomic():
             BenchmarkGroup.objects.create(

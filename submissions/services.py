@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from board import selectors as board_selectors
 from board import services as board_services
+from board.jsonsafe import storable
 from board.models import Verification
 from config.api_errors import Reason
 from submissions import tasks
@@ -232,9 +233,14 @@ def enroll_key(body: bytes) -> Outcome:
     if known is not None and known.is_revoked:
         raise Refusal(Reason.REVOKED_KEY, "this key is revoked", key_fingerprint=fingerprint)
     now = timezone.now()
-    claimed = Challenge.objects.filter(
-        value=request.challenge, used_at__isnull=True, expires_at__gt=now
-    ).update(used_at=now)
+    # NUL matches no challenge, and PostgreSQL text cannot even be compared with it.
+    claimed = (
+        0
+        if "\x00" in request.challenge
+        else Challenge.objects.filter(
+            value=request.challenge, used_at__isnull=True, expires_at__gt=now
+        ).update(used_at=now)
+    )
     if claimed != 1:
         raise Refusal(
             Reason.CHALLENGE_INVALID,
@@ -274,6 +280,8 @@ def open_run(body: bytes) -> Outcome:
         request = parse_request(OpenRunRequest, _parse(body))
     except SchemaError as exc:
         raise Refusal(Reason.SCHEMA_INVALID, str(exc)) from None
+    if decode_public_key(request.public_key) is None:  # also keeps NUL out of the lookup
+        raise Refusal(Reason.BAD_SIG, "public_key is not standard base64 of 32 bytes")
     key = DeviceKey.objects.filter(public_key=request.public_key).first()
     if key is None:
         raise Refusal(Reason.UNKNOWN_KEY, "enroll this key first")
@@ -289,7 +297,8 @@ def open_run(body: bytes) -> Outcome:
         "board": request.board,
     }
     if not verify_signature(request.public_key, request.signature, canonical_json(signed)):
-        record_forgery(key_id=key.pk, reason=Reason.BAD_SIG, run_id="")
+        # Not counted against the key: the public key alone lets anyone send this, and five of
+        # them would revoke an honest pod. Forgeries on the results route need the run token.
         raise Refusal(
             Reason.BAD_SIG, "signature does not verify over the open_run fields", **context
         )
@@ -350,7 +359,12 @@ def submit_results(*, run_id: str, token: str | None, body: bytes) -> Outcome:
     """A checkpoint or final bundle for `run_id` (protocol.md §3.3), checked in the order the
     status table implies: syntax, session, token, key, signature, identity, duplicate, schema."""
     envelope_data = _parse(body)
-    session = RunSession.objects.select_related("key").filter(run_id=run_id).first()
+    # NUL names no run, and PostgreSQL text cannot even be compared with it.
+    session = (
+        None
+        if "\x00" in run_id
+        else RunSession.objects.select_related("key").filter(run_id=run_id).first()
+    )
     if session is None:
         raise Refusal(Reason.RUN_NOT_FOUND, "no run with this id", run_id=run_id)
     context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
@@ -455,12 +469,15 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
         if locked.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(locked, submission)
         stored = set(CheckpointRow.objects.filter(session=locked).values_list("case_id", flat=True))
-        fresh = [row for row in submission.bundle["results"] if row["case_id"] not in stored]
+        # The column holds the storable id (no NUL), as board results do; row_json the original.
+        fresh = [
+            row for row in submission.bundle["results"] if storable(row["case_id"]) not in stored
+        ]
         CheckpointRow.objects.bulk_create(
             [
                 CheckpointRow(
                     session=locked,
-                    case_id=row["case_id"],
+                    case_id=storable(row["case_id"]),
                     position=len(stored) + i,
                     row_json=json.dumps(row),
                 )
@@ -586,10 +603,10 @@ def log_attempt(
         route=route,
         status=status,
         reason=reason,
-        run_id=run_id[:64],
+        run_id=storable(run_id)[:64],
         key_fingerprint=key_fingerprint,
         bytes=size,
         client_ip=client_ip,
-        note=note[:2000],
+        note=storable(note)[:2000],
         bundle_sha256=bundle_sha256,
     )

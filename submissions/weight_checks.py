@@ -119,10 +119,12 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
         answer = hub_answer(run.hf_repo, commit)
         check = compare_weights(declared_hash=run.weights_hash, per_file=per_file, hub=answer)
         drafter = _drafter_status(recipe)
-    except HubRefused as exc:
+    except HubRefused:
+        # The same words whether the Hub refused just now or the cache remembers it, so a
+        # rebuild gives back the same run.
         return record(
             Verification.UNVERIFIABLE,
-            f"Hugging Face refused {run.hf_repo}@{commit}: {exc}",
+            f"Hugging Face refused {run.hf_repo}@{commit}: gated, private, deleted or unknown.",
             commit=commit,
         )
     except HubUnavailable as exc:

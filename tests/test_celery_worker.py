@@ -64,10 +64,11 @@ def worker(postgres, hub, settings):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    # The live server enqueues instead of running the task in-process.
+    # The live server enqueues instead of running the task in-process; saved before the
+    # settings change, since the Celery app reads Django's settings lazily.
+    previous = (celery_app.conf.broker_url, celery_app.conf.task_always_eager)
     settings.CELERY_BROKER_URL = REDIS_URL
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    previous = (celery_app.conf.broker_url, celery_app.conf.task_always_eager)
     celery_app.conf.broker_url = REDIS_URL
     celery_app.conf.task_always_eager = False
     try:

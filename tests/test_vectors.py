@@ -4,6 +4,7 @@ No Django and no database: `submissions.signing` is the exact byte contract of p
 """
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 
@@ -115,7 +116,5 @@ def test_a_key_that_is_not_padded_standard_base64_of_32_bytes_is_refused(public_
 
 
 def test_the_fingerprint_is_the_first_16_hex_of_sha256_of_the_key_text():
-    import hashlib
-
     expected = hashlib.sha256(PUBLIC_KEY.encode("ascii")).hexdigest()[:16]
     assert key_fingerprint(PUBLIC_KEY) == expected

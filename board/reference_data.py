@@ -1,0 +1,40 @@
+"""Reference data the board needs before any run arrives: the known suites (design.md §3.5) and
+the preset hardware classes (design.md §3.2). Written after every `migrate` (and every test-database
+flush) by a post_migrate handler; idempotent. A new suite version is a new row here or in the admin."""
+
+from board.hardware import SEEDED_CLASSES
+
+SUITES = (
+    # suite_id, kind, case_count, categories, current
+    ("aeon-suite-v4", "text", 174, {"Math": 34, "Instruction": 34, "Reasoning": 35, "Coding": 36, "Prose": 35}, True),
+    ("aeon-suite-v3", "text", 155, {}, False),
+    ("aeon-agentic-v2.5", "agentic", 31, {}, False),
+    ("aeon-vision-v2", "vision", 31, {}, False),
+    ("aeon-audio-v2", "audio", 21, {}, False),
+    ("aeon-video-v1", "video", 10, {}, False),
+    ("aeon-perf-v1", "perf", None, {}, False),
+)
+
+
+def seed_reference_data(using: str = "default", **kwargs) -> None:
+    """post_migrate receiver: suites are created once (then edited as data), presets kept current."""
+    from board.models import HardwareClass, Suite
+
+    for suite_id, kind, case_count, categories, current in SUITES:
+        Suite.objects.using(using).get_or_create(
+            suite_id=suite_id,
+            defaults={"kind": kind, "case_count": case_count, "categories": categories, "current": current},
+        )
+    for spec in SEEDED_CLASSES:
+        HardwareClass.objects.using(using).update_or_create(
+            slug=spec.slug,
+            defaults={
+                "name": spec.name,
+                "family": str(spec.family),
+                "device_count": spec.device_count,
+                "memory_bandwidth_gbs": spec.memory_bandwidth_gbs,
+                "memory_gb": spec.memory_gb,
+                "unified_memory": spec.unified_memory,
+                "preset": True,
+            },
+        )

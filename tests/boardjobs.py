@@ -1,0 +1,123 @@
+"""What the tests of the board's read side share: demo jobs cut to the bundles a test needs,
+the Hub stand-in holding a demo model's weights, uploads through the real signing client, and
+reads of the public API over HTTP."""
+
+import hashlib
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from submissions.demo.bundles import (
+    PERF_SUITE_ID,
+    TEXT_SUITE_ID,
+    DemoModel,
+    job_bundles,
+    weights_for,
+)
+from submissions.demo.podclient import PodClient
+
+JobEntry = tuple[str, str | None, str, dict]  # (board, suite_id, model, bundle)
+HF_FIELDS = (
+    "hf_repo",
+    "hf_revision",
+    "weights_hash",
+    "weights_per_file",
+    "recipe",
+    "deployment_manifest",
+    "bench_seed",
+)
+
+
+@dataclass
+class Reply:
+    status: int
+    body: dict
+    text: str
+
+
+def read_api(base_url: str, path: str) -> Reply:
+    """GET a public route the way a visitor's client does; the body parsed when it is JSON."""
+    url = base_url.rstrip("/") + path if path else base_url
+    request = urllib.request.Request(url, headers={"Accept": "*/*"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, payload = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, payload = error.code, error.read()
+    text = payload.decode("utf-8")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = {}
+    return Reply(status, body if isinstance(body, dict) else {"items": body}, text)
+
+
+def drafter_sha(model: DemoModel) -> str:
+    return hashlib.sha256(f"{model.drafter_repo}@{model.drafter_revision}".encode()).hexdigest()
+
+
+def put_on_hub(hub, model: DemoModel, files: dict | None = None, *, drafter: bool = True) -> None:
+    """The stand-in holds the model's repo at its commit (by default exactly the files the pod
+    hashed, plus the usual git-stored config files) and, when asked, its drafter."""
+    per_file, _ = weights_for(model)
+    weights = per_file if files is None else files
+    hub.add_repo(model.hf_repo, model.hf_revision, {**weights, "config.json": None})
+    if drafter and model.drafter_repo:
+        hub.add_repo(
+            model.drafter_repo, model.drafter_revision, {"model.safetensors": drafter_sha(model)}
+        )
+
+
+def core_job(model: DemoModel, **options) -> list[JobEntry]:
+    """The text and perf bundles of a demo job: what a benchmark needs to be complete."""
+    return [
+        entry
+        for entry in job_bundles(model, **options)
+        if entry[1] in (TEXT_SUITE_ID, PERF_SUITE_ID)
+    ]
+
+
+def only(job: list[JobEntry], suite_id: str) -> list[JobEntry]:
+    return [entry for entry in job if entry[1] == suite_id]
+
+
+def bundles(job: list[JobEntry]) -> list[dict]:
+    return [bundle for _, _, _, bundle in job]
+
+
+def submit_job(pod: PodClient, job: list[JobEntry]) -> list:
+    """Every bundle of the job as its own run; each must be accepted."""
+    answers = []
+    for board, suite_id, model, bundle in job:
+        answer = pod.submit_run(model, suite_id, board, bundle)
+        assert answer.status == 200, answer.body
+        answers.append(answer)
+    return answers
+
+
+def benchmark_of(base_url: str, answers: list) -> dict:
+    """The public benchmark the job's runs landed in (they must share one)."""
+    ids = {answer.body["benchmark_id"] for answer in answers}
+    assert len(ids) == 1, ids
+    reply = read_api(base_url, f"/api/v1/benchmarks/{ids.pop()}")
+    assert reply.status == 200, reply.text
+    return reply.body
+
+
+def as_local_run(bundle: dict) -> dict:
+    """protocol.md §4: a local run names no Hugging Face weights and sends no recipe."""
+    for key in HF_FIELDS:
+        bundle.pop(key, None)
+    bundle["target_class"] = "local_weights"
+    return bundle
+
+
+def as_frontier_run(bundle: dict, provider_model: str) -> dict:
+    """protocol.md §4: a frontier API run, display only."""
+    as_local_run(bundle)
+    bundle["target_class"] = "remote_api"
+    bundle["engine"] = "openai-compatible"
+    bundle["frontier"] = {"provider": "example-ai", "model": provider_model}
+    bundle["environment"]["frontier"] = {"provider": "example-ai", "base_url": "https://api"}
+    return bundle
