@@ -6,7 +6,13 @@ from board.hardware import SEEDED_CLASSES
 
 SUITES = (
     # suite_id, kind, case_count, categories, current
-    ("aeon-suite-v4", "text", 174, {"Math": 34, "Instruction": 34, "Reasoning": 35, "Coding": 36, "Prose": 35}, True),
+    (
+        "aeon-suite-v4",
+        "text",
+        174,
+        {"Math": 34, "Instruction": 34, "Reasoning": 35, "Coding": 36, "Prose": 35},
+        True,
+    ),
     ("aeon-suite-v3", "text", 155, {}, False),
     ("aeon-agentic-v2.5", "agentic", 31, {}, False),
     ("aeon-vision-v2", "vision", 31, {}, False),
@@ -23,7 +29,12 @@ def seed_reference_data(using: str = "default", **kwargs) -> None:
     for suite_id, kind, case_count, categories, current in SUITES:
         Suite.objects.using(using).get_or_create(
             suite_id=suite_id,
-            defaults={"kind": kind, "case_count": case_count, "categories": categories, "current": current},
+            defaults={
+                "kind": kind,
+                "case_count": case_count,
+                "categories": categories,
+                "current": current,
+            },
         )
     for spec in SEEDED_CLASSES:
         HardwareClass.objects.using(using).update_or_create(

@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from board.models import Benchmark, HardwareClass, PerfCohort, Result, Run
+from recipes.scrub import scrub_extras
 
 
 class ResultSerializer(serializers.ModelSerializer):
@@ -32,6 +33,7 @@ class RunSerializer(serializers.ModelSerializer):
     pod = serializers.CharField(source="key_fingerprint")
     benchmark_id = serializers.CharField(source="benchmark.public_id", default=None)
     trust_tier = serializers.CharField(source="trust")
+    extras = serializers.SerializerMethodField()
     results = ResultSerializer(many=True)
 
     class Meta:
@@ -61,6 +63,11 @@ class RunSerializer(serializers.ModelSerializer):
             "extras",
             "results",
         ]
+
+    @extend_schema_field({"type": "object"})
+    def get_extras(self, run: Run) -> dict:
+        """Every top-level key the pod sent, scrubbed: no raw command, host paths or credentials."""
+        return scrub_extras(run.extras)
 
 
 class HardwareClassSerializer(serializers.ModelSerializer):

@@ -1,6 +1,7 @@
 """Finding secrets in what pods send (design.md §3.9): a recipe, environment or manifest holding
 a token-looking string is withheld from public view. Only where it sits is ever reported."""
 
+import json
 import re
 
 TOKEN_PATTERNS = (
@@ -69,3 +70,79 @@ def _inline_credential_flag(text: str) -> bool:
 
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
+
+
+# What a public surface never shows: names and places of the operator's machine, and raw argv.
+PRIVATE_FLAGS = frozenset(
+    {"--served-model-name", "--host", "--port", "--alias", "--model-path", "-m"}
+)
+PRIVATE_RECIPE_KEYS = frozenset(
+    {"command", "docker_run", "drafter", "container_name", "served_alias", "port"}
+)
+DRAFTER_PATH = "/drafter"
+
+
+def scrub_flags(flags: list | None) -> list[str]:
+    """Flags as they may be published and applied by pods (design.md §3.9, protocol.md §5)."""
+    scrubbed: list[str] = []
+    items = [str(item) for item in flags or []]
+    index = 0
+    while index < len(items):
+        item = items[index]
+        name, sep, inline = item.partition("=")
+        takes_value = not sep and index + 1 < len(items) and not items[index + 1].startswith("--")
+        value = inline if sep else (items[index + 1] if takes_value else None)
+        step = 2 if takes_value else 1
+        if (
+            name in PRIVATE_FLAGS
+            or name in CREDENTIAL_FLAGS
+            or (value is not None and looks_like_token(value))
+        ):
+            index += step
+            continue
+        if name == "--speculative-config" and value is not None:
+            value = _drafter_config(value)
+        scrubbed.extend([f"{name}={value}"] if sep else ([name, value] if takes_value else [name]))
+        index += step
+    return scrubbed
+
+
+def _drafter_config(value: str) -> str:
+    """A speculative config with its drafter path rewritten to /drafter, compact JSON."""
+    try:
+        config = json.loads(value)
+    except ValueError:
+        return value
+    if isinstance(config, dict) and "model" in config:
+        config["model"] = DRAFTER_PATH
+    return json.dumps(config, separators=(",", ":"))
+
+
+def scrub_recipe(recipe) -> dict | None:
+    """A recipe without host paths, raw commands or credentials."""
+    if not isinstance(recipe, dict):
+        return None
+    public = {key: value for key, value in recipe.items() if key not in PRIVATE_RECIPE_KEYS}
+    if "flags" in public:
+        public["flags"] = scrub_flags(public["flags"] if isinstance(public["flags"], list) else [])
+    if isinstance(public.get("custom_flags"), list):  # "--name value" strings: split, then scrub
+        parts = [part for item in public["custom_flags"] for part in str(item).split(" ", 1)]
+        public["custom_flags"] = scrub_flags(parts)
+    if isinstance(public.get("family_preset"), dict) and isinstance(
+        public["family_preset"].get("flags"), list
+    ):
+        public["family_preset"] = public["family_preset"] | {
+            "flags": scrub_flags(public["family_preset"]["flags"])
+        }
+    return public
+
+
+def scrub_extras(extras: dict) -> dict:
+    """A run's top-level extras as a public surface may show them."""
+    public = dict(extras)
+    if "recipe" in public:
+        public["recipe"] = scrub_recipe(public["recipe"])
+    manifest = public.get("deployment_manifest")
+    if isinstance(manifest, dict) and "recipe" in manifest:
+        public["deployment_manifest"] = manifest | {"recipe": scrub_recipe(manifest["recipe"])}
+    return public

@@ -75,6 +75,8 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
     if run.verification == Verification.NOT_APPLICABLE:
         return run.verification
     attempts = run.verification_attempts + 1
+    if force:  # a moderator asks again: a repo refused before may have been opened since
+        WeightCheckCache.objects.filter(found=False, repo__in=_repos_of(run)).delete()
     extras = run.extras
     per_file = (
         extras.get("weights_per_file") if isinstance(extras.get("weights_per_file"), dict) else {}
@@ -166,3 +168,10 @@ def _drafter_status(recipe: dict) -> str:
     except HubRefused:
         return "missing"
     return "pinned_ok"
+
+
+def _repos_of(run: Run) -> list[str]:
+    recipe = run.extras.get("recipe") if isinstance(run.extras.get("recipe"), dict) else {}
+    return [
+        repo for repo in (run.hf_repo, recipe.get("drafter_repo")) if isinstance(repo, str) and repo
+    ]

@@ -236,3 +236,15 @@ def test_a_drafter_missing_on_the_hub_is_badged_and_still_ranked(pod, hub, board
     assert "drafter_missing" in benchmark["badges"]
     assert (benchmark["trust"], benchmark["ranked"]) == ("attested", True)
     assert run_of(board_url, answers[-1].body["run_id"])["drafter_status"] == "missing"
+
+
+def test_a_moderator_check_again_succeeds_once_a_refused_repo_is_opened(pod, hub, board_url):
+    answers = submit_job(pod, core_job(MODEL))  # nothing on the Hub yet: refused, cached
+    assert {a.body["verification"] for a in answers} == {"unverifiable"}
+
+    put_on_hub(hub, MODEL)  # the owner opens the repo
+    call_command("check_weights", *[a.body["run_id"] for a in answers])
+
+    benchmark = benchmark_of(board_url, answers)
+    assert benchmark["verification"]["verdict"] == "verified"
+    assert benchmark["trust"] == "attested"

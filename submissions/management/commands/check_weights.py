@@ -15,7 +15,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--pending", action="store_true", help="check every run still pending")
 
-    def handle(self, *run_ids, pending: bool, **options):
+    def handle(self, *args, run_ids: list[str], pending: bool, **options):
         if not run_ids and not pending:
             raise CommandError("name run ids or pass --pending")
         targets = list(run_ids)
@@ -27,7 +27,7 @@ class Command(BaseCommand):
             if not Run.objects.filter(run_id=run_id).exists():
                 raise CommandError(f"no run {run_id}")
             try:
-                verdict = check_run_weights(run_id, force=bool(run_ids) and run_id in run_ids)
+                verdict = check_run_weights(run_id, force=run_id in run_ids)
             except WeightCheckDeferred as deferred:
                 verdict = f"pending (Hugging Face unavailable: {deferred})"
             self.stdout.write(f"{run_id}: {verdict}")
