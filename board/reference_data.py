@@ -25,6 +25,7 @@ SUITES = (
 def seed_reference_data(using: str = "default", **kwargs) -> None:
     """post_migrate receiver: suites are created once (then edited as data), presets kept current."""
     from board.models import HardwareClass, Suite
+    from board.services import hardware_class_fields
 
     for suite_id, kind, case_count, categories, current in SUITES:
         Suite.objects.using(using).get_or_create(
@@ -38,14 +39,5 @@ def seed_reference_data(using: str = "default", **kwargs) -> None:
         )
     for spec in SEEDED_CLASSES:
         HardwareClass.objects.using(using).update_or_create(
-            slug=spec.slug,
-            defaults={
-                "name": spec.name,
-                "family": str(spec.family),
-                "device_count": spec.device_count,
-                "memory_bandwidth_gbs": spec.memory_bandwidth_gbs,
-                "memory_gb": spec.memory_gb,
-                "unified_memory": spec.unified_memory,
-                "preset": True,
-            },
+            slug=spec.slug, defaults=hardware_class_fields(spec) | {"preset": True}
         )

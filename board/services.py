@@ -296,17 +296,20 @@ def _result_of(run: Run, position: int, row: dict) -> Result:
 # --- benchmarks --------------------------------------------------------------------------------
 
 
+def hardware_class_fields(spec: HardwareClassSpec) -> dict:
+    return {
+        "name": spec.name,
+        "family": str(spec.family),
+        "device_count": spec.device_count,
+        "memory_bandwidth_gbs": spec.memory_bandwidth_gbs,
+        "memory_gb": spec.memory_gb,
+        "unified_memory": spec.unified_memory,
+    }
+
+
 def hardware_class_for(spec: HardwareClassSpec) -> HardwareClass:
     hardware_class, _ = HardwareClass.objects.get_or_create(
-        slug=spec.slug,
-        defaults={
-            "name": spec.name,
-            "family": str(spec.family),
-            "device_count": spec.device_count,
-            "memory_bandwidth_gbs": spec.memory_bandwidth_gbs,
-            "memory_gb": spec.memory_gb,
-            "unified_memory": spec.unified_memory,
-        },
+        slug=spec.slug, defaults=hardware_class_fields(spec)
     )
     return hardware_class
 
