@@ -98,6 +98,7 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # Several request threads write during ingest; wait for the lock instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
 
