@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.SecurityHeadersMiddleware",
+    "django.middleware.http.ConditionalGetMiddleware",  # ETag and 304 on GET answers
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -26,3 +26,13 @@ def test_the_docs_page_loads_its_scripts_from_our_own_origin(client):
     html = response.content.decode()
     assert "swagger-ui" in html
     assert "cdn." not in html and "unpkg" not in html
+
+
+@pytest.mark.django_db
+def test_api_answers_carry_an_etag_and_answer_304_when_unchanged(client):
+    first = client.get("/api/v1/hardware-classes")
+    assert first.status_code == 200
+    assert first["Cache-Control"].startswith("public")
+    etag = first["ETag"]
+    again = client.get("/api/v1/hardware-classes", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304
