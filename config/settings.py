@@ -158,8 +158,9 @@ AEON_SITE_URL = env_str("AEON_SITE_URL", "")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 
 # Celery: eager (in-process) unless a broker is configured.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Eager mode still builds a producer pool: give it the in-memory transport, not a default AMQP host.
+CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://"
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True

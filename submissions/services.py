@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
+from typing import NoReturn
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -187,8 +188,9 @@ def record_forgery(*, key_id: int, reason: Reason, run_id: str) -> bool:
 
 def _refuse_forgery(
     session: RunSession, reason: Reason, note: str, body: bytes, *, close: bool
-) -> None:
-    """Keep the bundle in quarantine, count the event against the key, maybe close the session."""
+) -> NoReturn:
+    """Keep the bundle in quarantine, count the event against the key, maybe close the session;
+    always raises the refusal."""
     digest = store_evidence(body)
     QuarantinedBundle.objects.create(
         raw_id=digest,

@@ -69,7 +69,9 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
     """Run the check for one run and record its verdict; returns the verdict.
 
     Raises WeightCheckDeferred while the Hub is unavailable and the 24 h window is open."""
-    run = Run.objects.get(run_id=run_id)
+    run = Run.objects.filter(run_id=run_id).first()
+    if run is None:  # removed since the check was queued (e.g. by a rebuild in progress)
+        return "gone"
     if run.verification != Verification.PENDING and not force:
         return run.verification
     if run.verification == Verification.NOT_APPLICABLE:

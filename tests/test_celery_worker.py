@@ -1,16 +1,19 @@
-"""The weight check runs in a real Celery worker on Redis, end to end from an HTTP upload."""
+"""The weight check runs in a real Celery worker on Redis, end to end from an HTTP upload: the
+board and the worker run as their own processes, as deployed, sharing the test database."""
 
 import os
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
-from config.celery import app as celery_app
 from submissions.demo.bundles import DEMO_MODELS, job_bundles, weights_for
+from submissions.demo.podclient import PodClient
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -25,9 +28,25 @@ def redis_answers(url: str) -> bool:
         return False
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def stop(process: subprocess.Popen) -> str:
+    process.terminate()
+    try:
+        output, _ = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+    return output or ""
+
+
 @pytest.fixture
-def worker(postgres, hub, settings):
-    """A Celery worker process on Redis, sharing the test database and the Hub stand-in."""
+def deployed_board(postgres, hub, tmp_path):
+    """A board web process and a Celery worker process on Redis; yields the board's URL."""
     from tests.conftest import missing_service
 
     if not redis_answers(REDIS_URL):
@@ -36,52 +55,57 @@ def worker(postgres, hub, settings):
 
     redis.Redis.from_url(REDIS_URL).flushdb()
     db = connection.settings_dict
-    database_url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
     env = os.environ | {
-        "DATABASE_URL": database_url,
+        "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
         "CELERY_BROKER_URL": REDIS_URL,
         "AEON_HF_ENDPOINT": hub.endpoint,
         "AEON_WEIGHT_RETRY_FIRST_SECONDS": "1",
-        "AEON_DATA_DIR": str(settings.AEON_BLOB_DIR.parent),
+        "AEON_DATA_DIR": str(tmp_path),
     }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool=solo",
-            "--loglevel=INFO",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    # The live server enqueues instead of running the task in-process; saved before the
-    # settings change, since the Celery app reads Django's settings lazily.
-    previous = (celery_app.conf.broker_url, celery_app.conf.task_always_eager)
-    settings.CELERY_BROKER_URL = REDIS_URL
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    celery_app.conf.broker_url = REDIS_URL
-    celery_app.conf.task_always_eager = False
+    port = free_port()
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        ),
+        subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        ),
+    ]
+    url = f"http://127.0.0.1:{port}"
     try:
-        yield process
+        for _ in range(120):
+            try:
+                with urllib.request.urlopen(url + "/readyz", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        yield url
     finally:
-        celery_app.conf.broker_url, celery_app.conf.task_always_eager = previous
-        process.terminate()
-        try:
-            output, _ = process.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            output, _ = process.communicate()
-        print(output[-4000:])
+        for process in processes:
+            print(stop(process)[-3000:])
 
 
 def wait_for_verdict(pod, benchmark_id: str, seconds: float = 90) -> dict:
@@ -95,6 +119,7 @@ def wait_for_verdict(pod, benchmark_id: str, seconds: float = 90) -> dict:
 
 
 def upload_text_and_perf(pod, model, started: str) -> str:
+    pod.enroll()
     bundles = job_bundles(model, started=started, with_agentic=False)
     answers = [
         pod.submit_run(name, suite, board, bundle)
@@ -107,11 +132,12 @@ def upload_text_and_perf(pod, model, started: str) -> str:
     return answers[0].body["benchmark_id"]
 
 
-def test_a_worker_on_redis_verifies_an_uploaded_job_against_the_hub(worker, hub, pod):
+def test_a_worker_on_redis_verifies_an_uploaded_job_against_the_hub(deployed_board, hub):
     model = DEMO_MODELS[0]
     per_file, _ = weights_for(model)
     hub.add_repo(model.hf_repo, model.hf_revision, per_file)
     hub.add_repo(model.drafter_repo, model.drafter_revision, {"model.safetensors": None})
+    pod = PodClient(deployed_board, timeout=60)
 
     benchmark_id = upload_text_and_perf(pod, model, "2026-11-20T08:00:00Z")
     benchmark = wait_for_verdict(pod, benchmark_id)
@@ -125,13 +151,14 @@ def test_a_worker_on_redis_verifies_an_uploaded_job_against_the_hub(worker, hub,
     )
 
 
-def test_a_worker_retries_with_backoff_when_the_hub_answers_503(worker, hub, pod):
+def test_a_worker_retries_with_backoff_when_the_hub_answers_503(deployed_board, hub):
     model = DEMO_MODELS[1]
     per_file, _ = weights_for(model)
     hub.add_repo(model.hf_repo, model.hf_revision, per_file)
     if model.drafter_repo:
         hub.add_repo(model.drafter_repo, model.drafter_revision, {"model.safetensors": None})
     hub.fail_next(model.hf_repo, 503, times=2)
+    pod = PodClient(deployed_board, timeout=60)
 
     benchmark_id = upload_text_and_perf(pod, model, "2026-11-21T08:00:00Z")
     benchmark = wait_for_verdict(pod, benchmark_id)
