@@ -3,10 +3,13 @@ check runs after the commit through the real huggingface_hub client against the 
 stand-in, and the verdict shows in the public API."""
 
 import hashlib
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
+from board.models import Run
 from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, weights_for
 from tests.boardjobs import (
     benchmark_of,
@@ -248,3 +251,18 @@ def test_a_moderator_check_again_succeeds_once_a_refused_repo_is_opened(pod, hub
     benchmark = benchmark_of(board_url, answers)
     assert benchmark["verification"]["verdict"] == "verified"
     assert benchmark["trust"] == "attested"
+
+
+def test_a_hub_unavailable_for_24_hours_leaves_the_run_unverifiable(pod, hub, board_url):
+    put_on_hub(hub, MODEL)
+    hub.fail_next(MODEL.hf_repo, 429, times=10)
+    [answer] = submit_job(pod, perf_job())
+    run_id = answer.body["run_id"]
+    assert answer.body["verification"] == "pending"
+
+    Run.objects.filter(run_id=run_id).update(committed_at=timezone.now() - timedelta(hours=25))
+    call_command("check_weights", "--pending")
+
+    run = run_of(board_url, run_id)
+    assert (run["verification"], run["trust_tier"]) == ("unverifiable", "self_reported")
+    assert "24 h" in run["verification_note"]
