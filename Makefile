@@ -26,6 +26,11 @@ test: setup
 	$(PY) -m playwright --version >/dev/null
 	$(PY) -m pytest
 
+# Ingest timings against a board already serving on BENCH_URL (e.g. one started by `make run`).
+BENCH_URL ?= http://127.0.0.1:$(PORT)
+bench: setup
+	$(PY) manage.py bench_ingest --url $(BENCH_URL)
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

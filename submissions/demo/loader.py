@@ -50,7 +50,7 @@ def demo_pod(base_url: str, hardware_label: str) -> PodClient:
         secret_file.parent.mkdir(parents=True, exist_ok=True)
         secret_file.write_text(secrets.token_hex(32))
     seed = hashlib.sha256(f"{secret_file.read_text().strip()}:{hardware_label}".encode()).digest()
-    return PodClient.from_seed(base_url, seed, timeout=120)
+    return PodClient.from_seed(base_url, seed, timeout=120, wait_when_rate_limited=True)
 
 
 def submit_demo_jobs(base_url: str, log=print) -> int:

@@ -4,6 +4,7 @@ tests speak to the board through it."""
 
 import base64
 import json
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -36,9 +37,14 @@ class RunSession:
 
 class PodClient:
     def __init__(
-        self, base_url: str, private_key: Ed25519PrivateKey | None = None, timeout: float = 120.0
+        self,
+        base_url: str,
+        private_key: Ed25519PrivateKey | None = None,
+        timeout: float = 120.0,
+        wait_when_rate_limited: bool = False,
     ):
         self.base_url = base_url.rstrip("/")
+        self.wait_when_rate_limited = wait_when_rate_limited
         self.private_key = private_key or Ed25519PrivateKey.generate()
         self.timeout = timeout
         raw = self.private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
@@ -55,6 +61,17 @@ class PodClient:
 
     def send(
         self, method: str, path: str, body: bytes | None = None, headers: dict | None = None
+    ) -> Answer:
+        answer = self._send_once(method, path, body, headers)
+        for _ in range(5 if self.wait_when_rate_limited else 0):
+            if answer.status != 429:
+                break
+            time.sleep(min(int(answer.headers.get("Retry-After", "1")), 60))  # as pods do on 429
+            answer = self._send_once(method, path, body, headers)
+        return answer
+
+    def _send_once(
+        self, method: str, path: str, body: bytes | None, headers: dict | None
     ) -> Answer:
         request = urllib.request.Request(self.base_url + path, data=body, method=method)
         request.add_header("User-Agent", USER_AGENT)
