@@ -253,6 +253,19 @@ class Run(models.Model):
 
 
 class Result(models.Model):
+    # The row keys of protocol.md §4.4 kept as columns; any other key lands in `extras`.
+    ROW_FIELDS = (
+        "case_id",
+        "category",
+        "tier",
+        "status",
+        "score",
+        "creativity",
+        "raw_output",
+        "evidence",
+        "speed",
+    )
+
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
     position = models.PositiveIntegerField()
     case_id = models.CharField(max_length=200)

@@ -12,17 +12,7 @@ class ResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Result
-        fields = [
-            "case_id",
-            "category",
-            "tier",
-            "status",
-            "score",
-            "creativity",
-            "raw_output",
-            "evidence",
-            "speed",
-        ]
+        fields = list(Result.ROW_FIELDS)
 
     def get_raw_output(self, result: Result) -> str:
         return result.raw_text

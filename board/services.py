@@ -28,18 +28,6 @@ from board.quality import score_agentic, score_text_run
 from recipes.normalise import CONTEXT_FLOOR, context_len_of
 from recipes.scrub import find_secrets
 
-ROW_FIELDS = (
-    "case_id",
-    "category",
-    "tier",
-    "status",
-    "score",
-    "creativity",
-    "raw_output",
-    "evidence",
-    "speed",
-)
-TEXT_BOARDS = ("text", "god")
 MIN_COVERAGE = 0.90
 AGENTIC_TESTED_ABOVE = 5.0  # every harness at or below this many points: "agentic untested"
 # A second job_group of the same key, model and hardware within this window resumes a job.
@@ -289,7 +277,7 @@ def _result_of(run: Run, position: int, row: dict) -> Result:
         raw_output=(row.get("raw_output") or "").encode("utf-8"),
         evidence=storable(row.get("evidence")),
         speed=storable(row.get("speed")),
-        extras=storable({k: v for k, v in row.items() if k not in ROW_FIELDS}),
+        extras=storable({k: v for k, v in row.items() if k not in Result.ROW_FIELDS}),
     )
 
 

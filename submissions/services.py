@@ -10,6 +10,7 @@ import hmac
 import json
 import math
 import secrets
+import string
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -109,6 +110,15 @@ def _parse(body: bytes):
         return parse_json(body)
     except MalformedJson as exc:
         raise Refusal(Reason.MALFORMED_JSON, str(exc)) from None
+
+
+RUN_ID_ALPHABET = string.ascii_letters + string.digits
+RUN_ID_LENGTH = 16  # ≈ 95 bits
+
+
+def new_run_id() -> str:
+    """Letters and digits only: a leading '-' would read as an option on a moderator's command line."""
+    return "".join(secrets.choice(RUN_ID_ALPHABET) for _ in range(RUN_ID_LENGTH))
 
 
 def _token_hash(token: str) -> str:
@@ -329,7 +339,7 @@ def open_run(body: bytes) -> Outcome:
                 **context,
             )
         session = RunSession.objects.create(
-            run_id=secrets.token_urlsafe(12),
+            run_id=new_run_id(),
             key=locked,
             model=request.model,
             suite_id=request.suite_id,
