@@ -27,10 +27,6 @@ def run_detail(run_id: str) -> Run | None:
     return Run.objects.public().filter(run_id=run_id).first()
 
 
-def recent_runs(limit: int = 50):
-    return Run.objects.public().order_by("-committed_at")[:limit]
-
-
 def benchmarks(
     *,
     hardware: str | None = None,

@@ -347,11 +347,10 @@ def _benchmark_for(run: Run, spec: HardwareClassSpec, model_name: str, hf_repo: 
             BenchmarkGroup.objects.create(
                 key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark
             )
-    except IntegrityError:  # another commit of this job created the group first
-        if not benchmark.runs.exists() and not benchmark.groups.exists():
-            benchmark.delete()
-        existing = BenchmarkGroup.objects.get(key_fingerprint=run.key_fingerprint, job_group=group)
-        benchmark = existing.benchmark
+    except IntegrityError:  # another commit of this job created the group (and its benchmark) first
+        benchmark = BenchmarkGroup.objects.get(
+            key_fingerprint=run.key_fingerprint, job_group=group
+        ).benchmark
     return Benchmark.objects.select_for_update().get(pk=benchmark.pk)
 
 

@@ -2,7 +2,6 @@
 refuses what a JSON document may not hold (protocol.md §3.3, MALFORMED_JSON)."""
 
 import json
-import math
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 20
@@ -95,7 +94,3 @@ def parse_json(body: bytes):
         raise MalformedJson(f"not JSON: {exc}") from exc
     _walk(value, 0)
     return value
-
-
-def is_finite_number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

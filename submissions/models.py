@@ -131,7 +131,8 @@ class RawBundle(models.Model):
 
 
 class SessionBundle(models.Model):
-    """Each accepted body of a session, in arrival order: rebuilds replay them."""
+    """Each accepted body of a session, in arrival order: the evidence behind its checkpoint rows
+    and its final."""
 
     session = models.ForeignKey(RunSession, on_delete=models.CASCADE, related_name="bundles")
     raw = models.ForeignKey(RawBundle, on_delete=models.PROTECT)
