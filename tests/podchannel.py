@@ -18,7 +18,7 @@ from submissions.models import IngestLogEntry
 
 MODEL = "google/gemma-4-26B-A4B-it"
 TEXT_SUITE = "aeon-suite-v4"
-TEXT_EXAMPLE = Path(__file__).resolve().parents[2] / "shared" / "examples" / "text-final.json"
+TEXT_EXAMPLE = Path(__file__).resolve().parent / "fixtures" / "examples" / "text-final.json"
 DUPLICATE_MESSAGE = "job already submitted and available on the Mothership"
 # Nothing listens there: weight checks run at commit (eager Celery) and defer, so runs stay pending.
 UNREACHABLE_HUB = "http://127.0.0.1:9"
@@ -33,7 +33,7 @@ def job_sig(scope: str, *, started: str = "2026-03-01T09:00:00Z") -> str:
 
 
 def small_content(count: int = 3, **extras) -> dict:
-    """A short local-weights text bundle (self-reported), rows cycled from the shared example;
+    """A short local-weights text bundle (self-reported), rows cycled from the example fixture;
     no job_sig unless given."""
     templates = json.loads(TEXT_EXAMPLE.read_text(encoding="utf-8"))["results"]
     rows = []

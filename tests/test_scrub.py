@@ -9,7 +9,7 @@ import pytest
 from recipes.scrub import find_secrets, scrub_extras, scrub_flags, scrub_recipe
 
 EXAMPLE = json.loads(
-    (Path(__file__).resolve().parents[2] / "shared" / "examples" / "text-final.json").read_text()
+    (Path(__file__).resolve().parent / "fixtures" / "examples" / "text-final.json").read_text()
 )
 
 

@@ -1,4 +1,4 @@
-"""The published vectors (shared/vectors.json) verify with our canonical JSON and signatures.
+"""The published vectors (tests/fixtures/vectors.json) verify with our canonical JSON and signatures.
 
 No Django and no database: `submissions.signing` is the exact byte contract of protocol.md §2.
 """
@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from submissions.signing import canonical_json, decode_public_key, key_fingerprint, verify_signature
 
-VECTORS_PATH = Path(__file__).resolve().parents[2] / "shared" / "vectors.json"
+VECTORS_PATH = Path(__file__).resolve().parent / "fixtures" / "vectors.json"
 VECTORS = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))
 PUBLIC_KEY = VECTORS["public_key"]
 

@@ -31,7 +31,7 @@ from tests.hf_standin import HubStandIn
 REPO = "google/gemma-4-26B-A4B-it"
 COMMIT = "b7e2c1d94f3a5e6b8c0d1f2a3b4c5d6e7f8a9b0c"
 OTHER_COMMIT = "1111111111111111111111111111111111111111"
-# From shared/examples/perf-final.json, as a pod computed them.
+# From tests/fixtures/examples/perf-final.json, as a pod computed them.
 PER_FILE = {
     "model-00001-of-00004.safetensors": "5f0c3b9e2a7d41c68e9f0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789ab",
     "model-00002-of-00004.safetensors": "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9",
