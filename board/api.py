@@ -5,13 +5,19 @@ from django.views.decorators.cache import cache_control
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
+from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from board import selectors
+from board.champions import Axis
 from board.serializers import (
     BenchmarkDetailSerializer,
     BenchmarkSerializer,
+    ChampionListSerializer,
     HardwareClassSerializer,
+    PodChampionListSerializer,
     RunSerializer,
 )
 
@@ -43,7 +49,6 @@ class RunDetail(generics.RetrieveAPIView):
         OpenApiParameter("ranked", OpenApiTypes.BOOL),
     ]
 )
-@PUBLIC_CACHE
 class BenchmarkList(generics.ListAPIView):
     """Comprehensive runs, newest first; filters: hardware, model, trust, ranked."""
 
@@ -60,7 +65,6 @@ class BenchmarkList(generics.ListAPIView):
         )
 
 
-@PUBLIC_CACHE
 class BenchmarkDetail(generics.RetrieveAPIView):
     """One comprehensive run with its cohorts (all, with their marks) and its runs."""
 
@@ -71,16 +75,82 @@ class BenchmarkDetail(generics.RetrieveAPIView):
     def get_object(self):
         benchmark = selectors.benchmark_detail(self.kwargs["benchmark_id"])
         if benchmark is None:
-            from rest_framework.exceptions import NotFound
-
             raise NotFound("no such benchmark")
         return benchmark
 
 
-@PUBLIC_CACHE
 class HardwareClassList(generics.ListAPIView):
     """Every hardware class, presets first."""
 
     serializer_class = HardwareClassSerializer
     pagination_class = None
     queryset = selectors.hardware_classes()
+
+
+MAX_QUERY_LENGTH = 300
+
+
+def _query(request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    if value is not None and len(value) > MAX_QUERY_LENGTH:
+        raise ParseError(f"{name}: at most {MAX_QUERY_LENGTH} characters")
+    return value or None
+
+
+HARDWARE_MATCHING = (
+    "the query equals or is contained in the raw hardware label or the class name "
+    "(case-insensitive), or normalises to the same hardware class (never to Unlabeled)"
+)
+
+
+class ChampionRecipes(APIView):
+    """The champion recipes pods fetch: per hardware class and model, the throughput champion's
+    recipe, grouped by hardware label with the best throughput first. Flags are scrubbed and
+    the speculative config points at /drafter; `started_at` is in epoch seconds."""
+
+    @extend_schema(
+        operation_id="pod_champion_recipes",
+        parameters=[
+            OpenApiParameter("hardware", OpenApiTypes.STR, description=HARDWARE_MATCHING),
+            OpenApiParameter(
+                "model", OpenApiTypes.STR, description="canonical id or hf_repo (case-insensitive)"
+            ),
+        ],
+        responses=PodChampionListSerializer,
+    )
+    def get(self, request):
+        return Response(
+            selectors.pod_champion_recipes(
+                hardware=_query(request, "hardware"), model=_query(request, "model")
+            )
+        )
+
+
+class ChampionList(APIView):
+    """Per hardware class (board order) and axis, the champion: value with its cohort, model,
+    benchmark, recipe JSON, reproductions and the history of the crown. With `model`, that
+    model's crowns on each class instead of the class-wide ones."""
+
+    @extend_schema(
+        operation_id="champions",
+        parameters=[
+            OpenApiParameter(
+                "hardware",
+                OpenApiTypes.STR,
+                description=f"a hardware class slug, or a label: {HARDWARE_MATCHING}",
+            ),
+            OpenApiParameter("axis", OpenApiTypes.STR, enum=[axis.value for axis in Axis]),
+            OpenApiParameter(
+                "model", OpenApiTypes.STR, description="canonical id or hf_repo (case-insensitive)"
+            ),
+        ],
+        responses=ChampionListSerializer,
+    )
+    def get(self, request):
+        axis = _query(request, "axis")
+        if axis is not None and axis not in {a.value for a in Axis}:
+            raise ParseError(f"axis: one of {', '.join(a.value for a in Axis)}")
+        crowns = selectors.champion_crowns(
+            hardware=_query(request, "hardware"), axis=axis, model=_query(request, "model")
+        )
+        return Response({"champions": crowns})

@@ -7,6 +7,8 @@ aggregate raw results per request.
 
 from django.db import models
 
+from board.champions import Axis
+
 
 class Trust(models.TextChoices):
     PENDING = "pending"
@@ -57,6 +59,7 @@ class Badge(models.TextChoices):
     FRONTIER = "frontier", "frontier API (display only)"
     LOCAL_WEIGHTS = "local_weights", "local weights"
     UNLABELED_HARDWARE = "unlabeled_hardware", "unlabeled hardware"
+    FLAGGED = "flagged", "flagged by a moderator"
 
 
 class Suite(models.Model):
@@ -154,6 +157,15 @@ class Benchmark(models.Model):
     context_len = models.PositiveIntegerField(null=True)
     recipe_id = models.CharField(max_length=64, blank=True)
     submitted_at = models.DateTimeField(null=True)
+    # A moderator's flag (kept in ModerationFlag, which a rebuild does not clear): public, never
+    # ranked nor champion.
+    flagged = models.BooleanField(default=False)
+    # The runs that speak for the benchmark, and when the later of them committed: the
+    # benchmark's place in the champion replay (docs/champions.md).
+    text_run_id = models.CharField(max_length=32, blank=True)
+    perf_run_id = models.CharField(max_length=32, blank=True)
+    completed_at = models.DateTimeField(null=True)
+    recipe_applicable = models.BooleanField(default=False)
 
     objects = BenchmarkQuerySet.as_manager()
 
@@ -242,6 +254,7 @@ class Run(models.Model):
     perf = models.JSONField(
         default=dict
     )  # peak, single-stream, latency, overall rows, other sections
+    flagged = models.BooleanField(default=False)  # a moderator's flag: shown, never counted
 
     objects = RunQuerySet.as_manager()
 
@@ -326,3 +339,115 @@ class PerfCohort(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "category", "conc"], name="one_cohort_per_cell")
         ]
+
+
+# --- moderation --------------------------------------------------------------------------------
+
+
+class FlagTarget(models.TextChoices):
+    BENCHMARK = "benchmark"
+    RUN = "run"
+
+
+class ModerationFlag(models.Model):
+    """A moderator's flag on a benchmark (by public id) or a run (by run id). Not derived from
+    bundles, so a rebuild keeps it and re-applies it to what it re-derives."""
+
+    target = models.CharField(max_length=10, choices=FlagTarget.choices)
+    target_id = models.CharField(max_length=32)
+    note = models.TextField(blank=True)
+    flagged_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["target", "target_id"], name="one_flag_per_target")
+        ]
+
+
+# --- read models (docs/champions.md): rewritten by the recompute task, read by pages and APIs ----
+
+AXIS_CHOICES = [(axis.value, axis.value.replace("_", " ")) for axis in Axis]
+
+
+class Champion(models.Model):
+    """The holder of one crown: an axis on a hardware class, or on one model on that class
+    (`model` set). `summary` is the crown as the champion API shows it (recipe, reproductions);
+    `pod_recipe` is the entry of the pods' champion list (per-model throughput crowns only)."""
+
+    hardware_class = models.ForeignKey(
+        HardwareClass, on_delete=models.CASCADE, related_name="champions"
+    )
+    model = models.ForeignKey(BenchModel, on_delete=models.CASCADE, null=True, related_name="+")
+    axis = models.CharField(max_length=16, choices=AXIS_CHOICES)
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
+    value = models.FloatField()
+    secondary = models.FloatField(null=True)  # latency: the TPOT beside the TTFT
+    cohort = models.CharField(max_length=60, blank=True)
+    since = models.DateTimeField()
+    summary = models.JSONField(default=dict)
+    pod_recipe = models.JSONField(null=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["hardware_class", "model", "axis"])]
+
+
+class ChampionReign(models.Model):
+    """One line of a crown's history: who held it, from when, until which benchmark took it."""
+
+    hardware_class = models.ForeignKey(HardwareClass, on_delete=models.CASCADE, related_name="+")
+    model = models.ForeignKey(BenchModel, on_delete=models.CASCADE, null=True, related_name="+")
+    axis = models.CharField(max_length=16, choices=AXIS_CHOICES)
+    position = models.PositiveIntegerField()
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
+    value = models.FloatField()
+    secondary = models.FloatField(null=True)
+    cohort = models.CharField(max_length=60, blank=True)
+    since = models.DateTimeField()
+    until = models.DateTimeField(null=True)
+    dethroned_by = models.ForeignKey(
+        Benchmark, on_delete=models.CASCADE, null=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["position"]
+        indexes = [models.Index(fields=["hardware_class", "model", "axis", "position"])]
+
+
+class RecipeReproduction(models.Model):
+    """The ranked benchmarks of one recipe on one hardware class and model: reproduced when
+    distinct pods measured it. `spreads` holds min, max and relative spread per axis."""
+
+    recipe_id = models.CharField(max_length=64)
+    hardware_class = models.ForeignKey(HardwareClass, on_delete=models.CASCADE, related_name="+")
+    model = models.ForeignKey(BenchModel, on_delete=models.CASCADE, related_name="+")
+    pods = models.PositiveIntegerField()
+    benchmark_ids = models.JSONField(default=list)  # public ids, in commit order
+    spreads = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["recipe_id", "hardware_class", "model"], name="one_reproduction_row"
+            )
+        ]
+
+
+class ClassSummary(models.Model):
+    """What the board shows per hardware class: counts and the best ranked figures."""
+
+    hardware_class = models.OneToOneField(
+        HardwareClass, on_delete=models.CASCADE, related_name="summary"
+    )
+    benchmark_count = models.PositiveIntegerField(default=0)
+    ranked_count = models.PositiveIntegerField(default=0)
+    model_count = models.PositiveIntegerField(default=0)  # models with a ranked benchmark
+    pod_count = models.PositiveIntegerField(default=0)
+    best = models.JSONField(default=dict)  # axis → {value, cohort, benchmark_id, model}
+    best_throughput = models.FloatField(null=True)  # the board orders classes by it
+    latest_at = models.DateTimeField(null=True)
+
+
+class BoardGeneration(models.Model):
+    """One row: bumped whenever what the board shows changes; cached answers are keyed by it."""
+
+    number = models.BigIntegerField()

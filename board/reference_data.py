@@ -24,8 +24,8 @@ SUITES = (
 
 def seed_reference_data(using: str = "default", **kwargs) -> None:
     """post_migrate receiver: suites are created once (then edited as data), presets kept current."""
-    from board.models import HardwareClass, Suite
-    from board.services import hardware_class_fields
+    from board.models import BoardGeneration, HardwareClass, Suite
+    from board.services import fresh_generation, hardware_class_fields
 
     for suite_id, kind, case_count, categories, current in SUITES:
         Suite.objects.using(using).get_or_create(
@@ -41,3 +41,7 @@ def seed_reference_data(using: str = "default", **kwargs) -> None:
         HardwareClass.objects.using(using).update_or_create(
             slug=spec.slug, defaults=hardware_class_fields(spec) | {"preset": True}
         )
+    # Cached answers are keyed by it; a fresh database starts from a number never used before.
+    BoardGeneration.objects.using(using).get_or_create(
+        pk=1, defaults={"number": fresh_generation()}
+    )

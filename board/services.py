@@ -2,10 +2,19 @@
 rewriting a benchmark's summary whenever one of its runs changes (design.md §3.3–§3.7)."""
 
 import hashlib
-from datetime import datetime, timedelta
+import json
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from django.db import IntegrityError, transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
 
+from board.champions import Axis, Entry, Reign, measure, replay, reproductions
 from board.hardware import Family, HardwareClassSpec, classify_hardware
 from board.jsonsafe import storable
 from board.models import (
@@ -14,8 +23,15 @@ from board.models import (
     Benchmark,
     BenchmarkGroup,
     BenchModel,
+    BoardGeneration,
+    Champion,
+    ChampionReign,
+    ClassSummary,
+    FlagTarget,
     HardwareClass,
+    ModerationFlag,
     PerfCohort,
+    RecipeReproduction,
     Result,
     Run,
     Suite,
@@ -25,8 +41,8 @@ from board.models import (
 )
 from board.perf import PerfRowError, max_num_seqs_from_flags, summarise_perf
 from board.quality import score_agentic, score_text_run
-from recipes.normalise import CONTEXT_FLOOR, context_len_of
-from recipes.scrub import find_secrets
+from recipes.normalise import CONTEXT_FLOOR, context_len_of, flag_value
+from recipes.scrub import find_secrets, scrub_flags
 
 MIN_COVERAGE = 0.90
 AGENTIC_TESTED_ABOVE = 5.0  # every harness at or below this many points: "agentic untested"
@@ -138,7 +154,8 @@ def record_run(
     )
     if summary is not None:
         PerfCohort.objects.bulk_create([_cohort_of(run, cohort) for cohort in summary.cohorts])
-    refresh_benchmark(run.benchmark_id)
+    benchmark = refresh_benchmark(run.benchmark_id)
+    read_models_changed(hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id)
     return run
 
 
@@ -382,7 +399,9 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
     """Rewrite a benchmark's summary from its runs (design.md §3.5–§3.7). Call inside a
     transaction holding the benchmark's row lock."""
     benchmark = Benchmark.objects.select_related("hardware_class", "model").get(pk=benchmark_id)
-    runs = list(benchmark.runs.order_by("committed_at", "pk"))
+    all_runs = list(benchmark.runs.order_by("committed_at", "pk"))
+    _apply_flags(benchmark, all_runs)
+    runs = [r for r in all_runs if not r.flagged]  # a flagged run is shown, never counted
     current_suites = set(
         Suite.objects.filter(kind=SuiteKind.TEXT, current=True).values_list("suite_id", flat=True)
     )
@@ -421,7 +440,7 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
         badges.append(Badge.CLAIMED_HARDWARE)
     if benchmark.hardware_class.family == Family.UNLABELED:
         badges.append(Badge.UNLABELED_HARDWARE)
-    withheld = any(r.secret_detected and not r.secret_cleared for r in runs)
+    withheld = any(r.secret_detected and not r.secret_cleared for r in all_runs)
     if withheld:
         badges.append(Badge.SECRET_DETECTED)
     if any(r.kind == SuiteKind.UNKNOWN and r.board != "perf" for r in runs):
@@ -430,6 +449,8 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
         badges.append(Badge.DRAFTER_UNPINNED)
     if any(r.drafter_status == "missing" for r in runs):
         badges.append(Badge.DRAFTER_MISSING)
+    if benchmark.flagged or len(runs) < len(all_runs):
+        badges.append(Badge.FLAGGED)
 
     recipe_run = text or perf
     context_len = context_len_of(recipe_run.extras.get("recipe")) if recipe_run else None
@@ -456,6 +477,7 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
         and not below_floor
         and Badge.SECRET_DETECTED not in badges
         and not benchmark.model.is_frontier
+        and not benchmark.flagged
     )
 
     quality = text.quality if text else {}
@@ -494,9 +516,49 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
         (latency.get("cohort") or "") if latency.get("ttft_ms") is not None else ""
     )
     benchmark.context_len = context_len
-    benchmark.submitted_at = runs[-1].committed_at if runs else None
+    benchmark.submitted_at = all_runs[-1].committed_at if all_runs else None
+    benchmark.text_run_id = text.run_id if text else ""
+    benchmark.perf_run_id = perf.run_id if perf else ""
+    # Its place in the champion replay: when the runs that made it complete had both committed.
+    benchmark.completed_at = (
+        max(qualifying_text.committed_at, perf.committed_at) if complete else None
+    )
+    benchmark.recipe_applicable = recipe_is_applicable(
+        recipe_run.extras.get("recipe") if recipe_run else None
+    )
     benchmark.save()
     return benchmark
+
+
+def _apply_flags(benchmark: Benchmark, runs: list[Run]) -> None:
+    """Copy the moderators' flags (ModerationFlag) onto the benchmark and its runs."""
+    flags = set(
+        ModerationFlag.objects.filter(
+            Q(target=FlagTarget.BENCHMARK, target_id=benchmark.public_id)
+            | Q(target=FlagTarget.RUN, target_id__in=[run.run_id for run in runs])
+        ).values_list("target", "target_id")
+    )
+    benchmark.flagged = (FlagTarget.BENCHMARK, benchmark.public_id) in flags
+    for run in runs:
+        flagged = (FlagTarget.RUN, run.run_id) in flags
+        if run.flagged != flagged:
+            run.flagged = flagged
+            Run.objects.filter(pk=run.pk).update(flagged=flagged)
+
+
+VLLM_ENGINES = frozenset({"vllm", "aeon-vllm-ultimate", "vllm-rocm"})
+
+
+def recipe_is_applicable(recipe) -> bool:
+    """docs/champions.md: someone else can apply the recipe — a vLLM recipe has flags left after
+    scrubbing, any other engine sent the command it served with."""
+    if not isinstance(recipe, dict):
+        return False
+    if recipe.get("engine") in VLLM_ENGINES:
+        flags = recipe.get("flags")
+        return bool(scrub_flags(flags if isinstance(flags, list) else []))
+    command = recipe.get("command")
+    return isinstance(command, list) and bool(command)
 
 
 def _text_qualifies(run: Run) -> bool:
@@ -544,7 +606,12 @@ def _worst_trust(runs: list[Run]) -> str:
 
 
 def clear_board() -> None:
-    """Delete everything derived from bundles (before a rebuild replays them). Presets stay."""
+    """Delete everything derived from bundles (before a rebuild replays them). Presets and
+    moderators' flags stay."""
+    Champion.objects.all().delete()
+    ChampionReign.objects.all().delete()
+    RecipeReproduction.objects.all().delete()
+    ClassSummary.objects.all().delete()
     Run.objects.all().delete()
     Benchmark.objects.all().delete()
     BenchModel.objects.all().delete()
@@ -581,7 +648,10 @@ def record_weight_verdict(
         run.trust = decide_trust(run)
         run.save()
         if run.benchmark_id:
-            refresh_benchmark(run.benchmark_id)
+            benchmark = refresh_benchmark(run.benchmark_id)
+            read_models_changed(
+                hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id
+            )
     return run
 
 
@@ -590,6 +660,464 @@ def note_weight_attempt(*, run_id: str, attempts: int, note: str) -> None:
     Run.objects.filter(run_id=run_id).update(
         verification_attempts=attempts, verification_note=storable(note)
     )
+
+
+# --- moderation ----------------------------------------------------------------------------------
+
+
+def flag_benchmark(*, public_id: str, flagged: bool, note: str = "") -> Benchmark:
+    """Flag (or unflag) a benchmark: it stays public, is never ranked nor champion; the crowns it
+    held or challenged are recomputed. Raises Benchmark.DoesNotExist for an unknown id."""
+    with transaction.atomic():
+        benchmark = Benchmark.objects.select_for_update().get(public_id=public_id)
+        _set_flag(FlagTarget.BENCHMARK, public_id, flagged, note)
+        benchmark = refresh_benchmark(benchmark.pk)
+        read_models_changed(
+            hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id
+        )
+    return benchmark
+
+
+def flag_run(*, run_id: str, flagged: bool, note: str = "") -> Run:
+    """Flag (or unflag) one run: shown, never counted, so its benchmark may lose completeness
+    and rank; the affected crowns are recomputed. Raises Run.DoesNotExist for an unknown id."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(run_id=run_id)
+        _set_flag(FlagTarget.RUN, run_id, flagged, note)
+        if run.benchmark_id:
+            Benchmark.objects.select_for_update().get(pk=run.benchmark_id)
+            benchmark = refresh_benchmark(run.benchmark_id)
+            read_models_changed(
+                hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id
+            )
+        else:
+            Run.objects.filter(pk=run.pk).update(flagged=flagged)
+            read_models_changed(hardware_class_id=None, model_id=None)
+        run.refresh_from_db()
+    return run
+
+
+def _set_flag(target: str, target_id: str, flagged: bool, note: str) -> None:
+    if flagged:
+        ModerationFlag.objects.update_or_create(
+            target=target,
+            target_id=target_id,
+            defaults={"note": storable(note), "flagged_at": timezone.now()},
+        )
+    else:
+        ModerationFlag.objects.filter(target=target, target_id=target_id).delete()
+
+
+# --- read models (docs/champions.md) -------------------------------------------------------------
+
+_deferred = threading.local()
+
+
+@contextmanager
+def read_models_deferred():
+    """Within this block, commits do not recompute read models one by one (a rebuild or a bulk
+    load records thousands of runs); the caller calls `recompute_all_read_models()` after."""
+    previous = getattr(_deferred, "active", False)
+    _deferred.active = True
+    try:
+        yield
+    finally:
+        _deferred.active = previous
+
+
+def read_models_changed(*, hardware_class_id: int | None, model_id: int | None) -> None:
+    """What a page or an API answer shows changed in (class, model): once the transaction
+    commits, bump the generation at once (raw answers are fresh now) and queue the recompute of
+    the affected read models (which bumps it again when they are rewritten)."""
+    if getattr(_deferred, "active", False):
+        return
+    from board import tasks
+
+    transaction.on_commit(bump_generation)
+    if hardware_class_id is not None or model_id is not None:
+        transaction.on_commit(
+            partial(tasks.recompute_read_models.delay, hardware_class_id, model_id)
+        )
+
+
+def bump_generation() -> int:
+    """A new generation number: every cached answer keyed by the old one is stale."""
+    with transaction.atomic():
+        updated = BoardGeneration.objects.filter(pk=1).update(number=F("number") + 1)
+        if not updated:
+            BoardGeneration.objects.get_or_create(pk=1, defaults={"number": fresh_generation()})
+        return BoardGeneration.objects.get(pk=1).number
+
+
+def fresh_generation() -> int:
+    """A starting number never used before (microseconds since the epoch): a database flushed or
+    re-created never meets answers cached under its predecessor's numbers."""
+    return time.time_ns() // 1000
+
+
+def recompute_read_models(*, hardware_class_id: int | None, model_id: int | None) -> None:
+    """Rewrite what a change in (class, model) can affect: the class's class-wide crowns and
+    summary, and its crowns and reproductions for the model. The model's best composite sets the
+    quality floor on every class, so every other class holding the model is redone as well."""
+    class_ids = {hardware_class_id} if hardware_class_id is not None else set()
+    if model_id is not None:
+        class_ids |= set(
+            Benchmark.objects.filter(model_id=model_id)
+            .values_list("hardware_class_id", flat=True)
+            .distinct()
+        )
+    with transaction.atomic():
+        # One recompute per class at a time: the row lock orders concurrent tasks.
+        locked = HardwareClass.objects.select_for_update().filter(pk__in=class_ids).order_by("pk")
+        for hardware_class in locked:
+            _recompute_class(hardware_class, None if model_id is None else {model_id})
+        transaction.on_commit(bump_generation)
+
+
+def recompute_all_read_models() -> None:
+    """Rewrite every read model from the benchmark table (after a rebuild or a bulk load)."""
+    with transaction.atomic():
+        for hardware_class in HardwareClass.objects.select_for_update().order_by("pk"):
+            _recompute_class(hardware_class, None)
+        transaction.on_commit(bump_generation)
+
+
+NEVER = datetime(1970, 1, 1, tzinfo=UTC)  # order of a benchmark without runs: never replayed
+
+ENTRY_FIELDS = (
+    "pk",
+    "public_id",
+    "model_id",
+    "model__canonical_id",
+    "key_fingerprint",
+    "recipe_id",
+    "completed_at",
+    "ranked",
+    "flagged",
+    "recipe_applicable",
+    "composite",
+    "peak_tps",
+    "peak_cohort",
+    "single_stream_tps",
+    "ttft_ms",
+    "tpot_ms",
+    "submitted_at",
+)
+
+
+def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) -> None:
+    """Rewrite one class's read models: class-wide crowns, the summary, and the crowns and
+    reproductions of `model_ids` (None: of every model). Call holding the class's row lock."""
+    rows = list(
+        Benchmark.objects.public()
+        .filter(hardware_class=hardware_class)
+        .order_by("pk")
+        .values_list(*ENTRY_FIELDS)
+    )
+    entries: list[Entry] = []
+    model_pk: dict[str, int] = {}
+    benchmark_pk: dict[str, int] = {}
+    for row in rows:
+        data = dict(zip(ENTRY_FIELDS, row, strict=True))
+        model_pk[data["model__canonical_id"]] = data["model_id"]
+        benchmark_pk[data["public_id"]] = data["pk"]
+        entries.append(
+            Entry(
+                benchmark=data["public_id"],
+                model=data["model__canonical_id"],
+                pod=data["key_fingerprint"],
+                recipe=data["recipe_id"],
+                completed_at=data["completed_at"] or data["submitted_at"] or NEVER,
+                ranked=data["ranked"] and not data["flagged"],
+                applicable=data["recipe_applicable"],
+                composite=data["composite"],
+                throughput=data["peak_tps"],
+                throughput_cohort=data["peak_cohort"],
+                single_stream=data["single_stream_tps"],
+                ttft_ms=data["ttft_ms"],
+                tpot_ms=data["tpot_ms"],
+            )
+        )
+    if model_ids is None:
+        scoped = sorted(model_pk)
+        crown_rows, reproduction_rows = Q(), Q()
+    else:
+        scoped = sorted(name for name, pk in model_pk.items() if pk in model_ids)
+        crown_rows = Q(model__isnull=True) | Q(model_id__in=model_ids)
+        reproduction_rows = Q(model_id__in=model_ids)
+    best = _best_composites_of(model_pk.values())
+    reproduced = reproductions(entry for entry in entries if entry.model in scoped)
+
+    crowns: dict[tuple[str | None, Axis], list[Reign]] = {}
+    if hardware_class.family != Family.UNLABELED:  # Unlabeled never holds a crown
+        for axis in Axis:
+            crowns[(None, axis)] = replay(entries, axis, best)
+            for name in scoped:
+                crowns[(name, axis)] = replay([e for e in entries if e.model == name], axis, best)
+
+    Champion.objects.filter(crown_rows, hardware_class=hardware_class).delete()
+    ChampionReign.objects.filter(crown_rows, hardware_class=hardware_class).delete()
+    RecipeReproduction.objects.filter(reproduction_rows, hardware_class=hardware_class).delete()
+
+    RecipeReproduction.objects.bulk_create(
+        RecipeReproduction(
+            recipe_id=found.recipe,
+            hardware_class=hardware_class,
+            model_id=model_pk[found.model],
+            pods=found.pods,
+            benchmark_ids=list(found.benchmarks),
+            spreads={axis.value: _spread_json(spread) for axis, spread in found.spreads.items()},
+        )
+        for found in reproduced.values()
+    )
+    holders = {reigns[-1].holder.benchmark for reigns in crowns.values() if reigns}
+    facts = _champion_facts(benchmark_pk[public_id] for public_id in holders)
+    champions, history = [], []
+    for (name, axis), reigns in crowns.items():
+        if not reigns:
+            continue
+        scope_model = model_pk[name] if name is not None else None
+        current = reigns[-1]
+        reproduction = reproduced.get((current.holder.recipe, current.holder.model))
+        champions.append(
+            Champion(
+                hardware_class=hardware_class,
+                model_id=scope_model,
+                axis=axis.value,
+                benchmark_id=benchmark_pk[current.holder.benchmark],
+                value=current.measure.value,
+                secondary=current.measure.secondary,
+                cohort=current.measure.cohort,
+                since=current.since,
+                summary=_crown_summary(
+                    current, axis, facts[current.holder.benchmark], reproduction
+                ),
+                pod_recipe=(
+                    _pod_recipe(current, hardware_class, facts[current.holder.benchmark])
+                    if name is not None and axis is Axis.THROUGHPUT
+                    else None
+                ),
+            )
+        )
+        history.extend(
+            ChampionReign(
+                hardware_class=hardware_class,
+                model_id=scope_model,
+                axis=axis.value,
+                position=position,
+                benchmark_id=benchmark_pk[reign.holder.benchmark],
+                value=reign.measure.value,
+                secondary=reign.measure.secondary,
+                cohort=reign.measure.cohort,
+                since=reign.since,
+                until=reign.until,
+                dethroned_by_id=(
+                    benchmark_pk[reign.dethroned_by.benchmark] if reign.dethroned_by else None
+                ),
+            )
+            for position, reign in enumerate(reigns)
+        )
+    Champion.objects.bulk_create(champions)
+    ChampionReign.objects.bulk_create(history, batch_size=500)
+    _write_class_summary(hardware_class, entries)
+
+
+def _best_composites_of(model_ids) -> dict[str, float]:
+    """The best ranked composite of each model on any hardware class (the quality floor)."""
+    return {
+        name: best
+        for name, best in Benchmark.objects.filter(ranked=True, model_id__in=list(model_ids))
+        .values("model__canonical_id")
+        .annotate(best=Max("composite"))
+        .values_list("model__canonical_id", "best")
+        if best is not None
+    }
+
+
+def _spread_json(spread) -> dict:
+    return {"min": spread.minimum, "max": spread.maximum, "relative": spread.relative}
+
+
+def _write_class_summary(hardware_class: HardwareClass, entries: list[Entry]) -> None:
+    ranked = [entry for entry in entries if entry.ranked]
+    best = {}
+    for axis in Axis:
+        figures = [(e, m) for e in ranked if (m := measure(e, axis)) is not None]
+        if not figures:
+            continue
+        lowest_wins = axis is Axis.LATENCY
+        entry, figure = (min if lowest_wins else max)(
+            figures, key=lambda pair: (pair[1].value, pair[0].order)
+        )
+        best[axis.value] = {
+            "value": figure.value,
+            "cohort": figure.cohort or None,
+            "benchmark_id": entry.benchmark,
+            "model": entry.model,
+        }
+    ClassSummary.objects.update_or_create(
+        hardware_class=hardware_class,
+        defaults={
+            "benchmark_count": len(entries),
+            "ranked_count": len(ranked),
+            "model_count": len({entry.model for entry in ranked}),
+            "pod_count": len({entry.pod for entry in entries}),
+            "best": best,
+            "best_throughput": best.get(Axis.THROUGHPUT.value, {}).get("value"),
+            "latest_at": max(
+                (entry.completed_at for entry in entries if entry.completed_at), default=None
+            ),
+        },
+    )
+
+
+@dataclass
+class _ChampionFacts:
+    """What a crown's answers say about its holder beyond the replay's figures."""
+
+    benchmark: Benchmark
+    perf_run: Run | None
+    recipe: dict
+    peak_cell: dict | None
+
+
+def _champion_facts(pks) -> dict[str, _ChampionFacts]:
+    benchmarks = list(Benchmark.objects.select_related("model").filter(pk__in=list(pks)))
+    perf_runs = {
+        run.run_id: run
+        for run in Run.objects.filter(
+            run_id__in=[b.perf_run_id for b in benchmarks if b.perf_run_id]
+        )
+    }
+    cells = {
+        (run_id, label): {"category": category, "conc": conc}
+        for run_id, label, category, conc in PerfCohort.objects.filter(
+            run__run_id__in=list(perf_runs)
+        ).values_list("run__run_id", "label", "category", "conc")
+    }
+    facts = {}
+    for benchmark in benchmarks:
+        perf_run = perf_runs.get(benchmark.perf_run_id)
+        recipe = perf_run.extras.get("recipe") if perf_run else None
+        facts[benchmark.public_id] = _ChampionFacts(
+            benchmark=benchmark,
+            perf_run=perf_run,
+            recipe=recipe if isinstance(recipe, dict) else {},
+            peak_cell=cells.get((benchmark.perf_run_id, benchmark.peak_cohort)),
+        )
+    return facts
+
+
+def _crown_summary(reign: Reign, axis: Axis, facts: _ChampionFacts, reproduction) -> dict:
+    """The crown as `/api/v1/champions` shows it (the history is added at read time)."""
+    holder = reign.holder
+    if reproduction is None:  # no recipe id: nothing can reproduce it
+        pods, ids, spread = 1, [holder.benchmark], None
+        described = "measured by one pod only"
+    else:
+        pods, ids = reproduction.pods, list(reproduction.benchmarks)
+        spread = reproduction.spreads.get(axis)
+        described = reproduction.describe(axis)
+    return {
+        "value": reign.measure.value,
+        "unit": axis.unit,
+        "cohort": reign.measure.cohort or None,
+        "tpot_ms": reign.measure.secondary if axis is Axis.LATENCY else None,
+        "model": holder.model,
+        "benchmark_id": holder.benchmark,
+        "composite": holder.composite,
+        "since": api_datetime(reign.since),
+        "recipe_id": holder.recipe or None,
+        "recipe": public_recipe(facts.recipe),
+        "reproductions": {
+            "pods": pods,
+            "benchmark_ids": ids,
+            "spread": _spread_json(spread) if spread else None,
+            "summary": described,
+        },
+    }
+
+
+def _pod_recipe(reign: Reign, hardware_class: HardwareClass, facts: _ChampionFacts) -> dict:
+    """One entry of the pods' champion list, field for field as docs/champions.md lists them."""
+    benchmark, recipe, perf_run = facts.benchmark, facts.recipe, facts.perf_run
+    return {
+        "hardware": benchmark.hardware_label,
+        "hw_bucket": hardware_class.name,
+        "model": benchmark.model.hf_repo or benchmark.model.display_name,
+        "canonical": benchmark.model.canonical_id,
+        "hf_repo": benchmark.model.hf_repo or None,
+        "hf_revision": (perf_run.hf_revision if perf_run else "") or None,
+        "engine": recipe.get("engine"),
+        "image": recipe.get("image"),
+        "serve_flags": _scrubbed_flags(recipe),
+        "spec_decode": recipe.get("spec_decode"),
+        "drafter": drafter_of(recipe),
+        "peak_agg_tps": reign.measure.value,
+        "peak_agg_cell": facts.peak_cell,
+        "quality": benchmark.composite,
+        "quality_run": benchmark.text_run_id or None,
+        "trust_tier": benchmark.trust,
+        "run": benchmark.perf_run_id or None,
+        "started_at": int(perf_run.committed_at.timestamp()) if perf_run else None,
+    }
+
+
+def api_datetime(moment: datetime | None) -> str | None:
+    """ISO 8601 with a Z, as the rest of the read API writes datetimes."""
+    if moment is None:
+        return None
+    text = moment.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+# What a public surface says of a recipe, read from the pod's recipe dict through the recipes
+# app's scrubbing. (The recipes branch's content-addressed Recipe replaces these readers.)
+
+
+def _scrubbed_flags(recipe: dict) -> list[str]:
+    flags = recipe.get("flags")
+    return scrub_flags(flags if isinstance(flags, list) else [])
+
+
+def drafter_of(recipe: dict) -> dict | None:
+    """The speculative-decoding drafter {method, repo, revision, n, uses_drafter}, or None."""
+    flags = recipe.get("flags") if isinstance(recipe.get("flags"), list) else []
+    config = {}
+    raw_config = flag_value(flags, ("--speculative-config",))
+    if raw_config:
+        try:
+            parsed = json.loads(raw_config)
+        except ValueError:
+            parsed = None
+        config = parsed if isinstance(parsed, dict) else {}
+    method = recipe.get("spec_decode_method") or recipe.get("spec_decode") or config.get("method")
+    repo = recipe.get("drafter_repo")
+    if not (method or repo):
+        return None
+    n = recipe.get("spec_decode_n") or config.get("num_speculative_tokens")
+    return {
+        "method": method,
+        "repo": repo,
+        "revision": recipe.get("drafter_revision"),
+        "n": n,
+        "uses_drafter": bool(repo or recipe.get("drafter") or config.get("model")),
+    }
+
+
+def public_recipe(recipe: dict) -> dict:
+    """The recipe JSON the champion API shows: engine, image, scrubbed flags, drafter, context."""
+    drafter = drafter_of(recipe)
+    return {
+        "engine": recipe.get("engine"),
+        "image": recipe.get("image"),
+        "image_digest": recipe.get("image_digest"),
+        "flags": _scrubbed_flags(recipe),
+        "drafter": (
+            {key: drafter[key] for key in ("method", "repo", "revision", "n")} if drafter else None
+        ),
+        "context_len": context_len_of(recipe),
+    }
 
 
 __all__ = [
@@ -601,4 +1129,11 @@ __all__ = [
     "record_run",
     "record_weight_verdict",
     "refresh_benchmark",
+    "flag_benchmark",
+    "flag_run",
+    "bump_generation",
+    "read_models_changed",
+    "read_models_deferred",
+    "recompute_read_models",
+    "recompute_all_read_models",
 ]

@@ -157,6 +157,28 @@ AEON_HF_TOKEN = env_str("AEON_HF_TOKEN") or None
 AEON_SITE_URL = env_str("AEON_SITE_URL", "")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 
+# Cached read answers (board/answer_cache.py), keyed by the board's generation number:
+# in-process memory by default, Redis when CACHE_URL is set (several web processes share it).
+CACHE_URL = env_str("CACHE_URL")
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "aeon",
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "aeon-answers",
+            "OPTIONS": {"MAX_ENTRIES": 5000},
+        }
+    }
+AEON_ANSWER_CACHE_SECONDS = env_int("AEON_ANSWER_CACHE_SECONDS", 3600)
+AEON_API_MAX_AGE = env_int("AEON_API_MAX_AGE", 30)  # Cache-Control max-age of read answers
+
 # Celery: eager (in-process) unless a broker is configured.
 # Eager mode still builds a producer pool: give it the in-memory transport, not a default AMQP host.
 CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL")

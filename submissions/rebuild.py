@@ -14,14 +14,28 @@ from submissions.weight_checks import WeightCheckDeferred, check_run_weights
 
 
 def rebuild_board() -> int:
-    """Re-derive every benchmark, run, cohort and score from the raw bundles; returns the number
-    of runs. Weight verdicts come again from the per-commit cache of Hugging Face answers."""
+    """Re-derive every benchmark, run, cohort and score from the raw bundles, then every read
+    model (champions, history, reproductions, class summaries); returns the number of runs.
+    Weight verdicts come again from the per-commit cache of Hugging Face answers; moderators'
+    flags are kept and applied again."""
     store = blob_store()
     sessions = (
         RunSession.objects.filter(status=SessionStatus.COMMITTED)
         .select_related("key")
         .order_by("committed_at", "pk")
     )
+    with board_services.read_models_deferred():
+        run_ids = _replay_sessions(store, sessions)
+        for run_id in run_ids:
+            try:
+                check_run_weights(run_id)
+            except WeightCheckDeferred:
+                pass  # stays pending; `check_weights --pending` or the worker's retry settles it
+    board_services.recompute_all_read_models()
+    return len(run_ids)
+
+
+def _replay_sessions(store, sessions) -> list[str]:
     with transaction.atomic():
         board_services.clear_board()
         run_ids = []
@@ -40,9 +54,4 @@ def rebuild_board() -> int:
                 committed_at=session.committed_at,
             )
             run_ids.append(session.run_id)
-    for run_id in run_ids:
-        try:
-            check_run_weights(run_id)
-        except WeightCheckDeferred:
-            pass  # stays pending; `check_weights --pending` or the worker's retry settles it
-    return len(run_ids)
+    return run_ids
