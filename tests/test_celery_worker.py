@@ -58,6 +58,7 @@ def deployed_board(postgres, hub, tmp_path):
     env = os.environ | {
         "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
         "CELERY_BROKER_URL": REDIS_URL,
+        "CACHE_URL": REDIS_URL,  # cached answers shared by every process, as deployed
         "AEON_HF_ENDPOINT": hub.endpoint,
         "AEON_WEIGHT_RETRY_FIRST_SECONDS": "1",
         "AEON_DATA_DIR": str(tmp_path),

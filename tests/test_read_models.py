@@ -1,0 +1,254 @@
+"""Read models and their cache (docs/champions.md): rewritten on commit, on a weight verdict and on
+moderation, only for the class and model affected; answers cached per generation with ETag and
+Cache-Control; a rebuild gives back the same bytes; query counts do not grow with the board."""
+
+import io
+import time
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from board.models import Benchmark, Champion, ChampionReign, ClassSummary, RecipeReproduction
+from board.services import bump_generation, flag_benchmark
+from submissions.demo.bundles import weights_for
+from submissions.demo.loader import prefill_hub_cache
+from submissions.demo.podclient import PodClient
+from submissions.read_bench import bench_model, load_benchmarks
+from tests.boardjobs import core_job, only, read_api, submit_job
+from tests.championjobs import (
+    GEMMA_816,
+    GEMMA_816_AGAIN,
+    QWEN_NEXT,
+    RTX_5090,
+    TWO_RTX_5090,
+    crown,
+    pod_champions,
+    submit,
+    submit_seed_line,
+)
+from tests.podchannel import raw_request
+from tests.test_celery_worker import deployed_board, upload_text_and_perf, wait_for_verdict
+
+__all__ = ["deployed_board"]  # a fixture, used by name
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SPARK = "dgx-spark-x1"
+
+
+@pytest.fixture(autouse=True)
+def hub_answers():
+    prefill_hub_cache()
+
+
+def rows_of(hardware_class_slug: str, model: str | None = None) -> set[int]:
+    """Primary keys of the read-model rows of a class (class-wide, or of one model): rewritten
+    rows get new ones."""
+    scope = {"hardware_class__slug": hardware_class_slug}
+    scope |= {"model__canonical_id": model} if model else {"model__isnull": True}
+    return set(Champion.objects.filter(**scope).values_list("pk", flat=True)) | {
+        -pk for pk in ChampionReign.objects.filter(**scope).values_list("pk", flat=True)
+    }
+
+
+def test_a_commit_rewrites_only_its_class_and_model(pod, board_url):
+    submit(pod, GEMMA_816, "2026-10-03T09:00:00Z")
+    submit(pod, QWEN_NEXT, "2026-10-04T09:00:00Z")
+    submit(pod, RTX_5090, "2026-10-05T09:00:00Z")
+    qwen = QWEN_NEXT.hf_repo.lower()
+    rtx, spark_qwen = rows_of("nvidia-rtx-5090-x1"), rows_of(SPARK, qwen)
+    spark, spark_gemma = rows_of(SPARK), rows_of(SPARK, GEMMA_816.hf_repo.lower())
+    assert rtx and spark_qwen and spark and spark_gemma
+
+    submit(pod, GEMMA_816_AGAIN, "2026-10-06T09:00:00Z")
+
+    assert rows_of("nvidia-rtx-5090-x1") == rtx  # another class: untouched
+    assert rows_of(SPARK, qwen) == spark_qwen  # another model of the class: untouched
+    assert rows_of(SPARK).isdisjoint(spark)  # the class-wide crowns: rewritten
+    assert rows_of(SPARK, GEMMA_816.hf_repo.lower()).isdisjoint(spark_gemma)
+    summary = ClassSummary.objects.get(hardware_class__slug=SPARK)
+    assert (summary.benchmark_count, summary.ranked_count, summary.model_count) == (3, 3, 2)
+    assert summary.best["throughput"]["value"] == 816.0
+    assert summary.best["throughput"]["cohort"] == "coding @ c64"
+
+
+def test_the_weight_verdict_crowns_a_benchmark_that_was_pending(pod, board_url, settings):
+    settings.AEON_HF_ENDPOINT = "http://127.0.0.1:9"  # the Hub is down: the checks defer
+    from submissions.models import WeightCheckCache
+
+    WeightCheckCache.objects.all().delete()
+    benchmark_id = submit(pod, RTX_5090, "2026-10-05T09:00:00Z")
+    assert read_api(board_url, "/api/v1/champions").body == {"champions": []}
+
+    prefill_hub_cache()
+    call_command("check_weights", "--pending", stdout=io.StringIO())
+
+    assert crown(board_url, "nvidia-rtx-5090-x1", "throughput")["benchmark_id"] == benchmark_id
+
+
+def test_api_answers_carry_an_etag_and_cache_control_and_change_with_the_board(pod, board_url):
+    submit(pod, GEMMA_816, "2026-10-03T09:00:00Z")
+    paths = [
+        "/api/v1/champions",
+        "/api/recipes/champions",
+        "/api/v1/benchmarks",
+        "/api/v1/hardware-classes",
+    ]
+    first = {path: raw_request(board_url, "GET", path) for path in paths}
+    for path, answer in first.items():
+        assert answer.status == 200, path
+        assert answer.headers["ETag"].startswith('"'), path
+        assert "public" in answer.headers["Cache-Control"], path
+        assert "max-age=30" in answer.headers["Cache-Control"], path
+        again = raw_request(
+            board_url, "GET", path, headers={"If-None-Match": answer.headers["ETag"]}
+        )
+        assert (again.status, again.payload) == (304, b""), path
+
+    submit(pod, RTX_5090, "2026-10-05T09:00:00Z")
+
+    for path in paths[:3]:
+        later = raw_request(
+            board_url, "GET", path, headers={"If-None-Match": first[path].headers["ETag"]}
+        )
+        assert later.status == 200, path
+        assert later.headers["ETag"] != first[path].headers["ETag"], path
+    assert len(pod_champions(pod).body["champions"]) == 2
+
+
+def test_a_cached_answer_costs_one_query(client, pod):
+    submit(pod, GEMMA_816, "2026-10-03T09:00:00Z")
+    client.get("/api/v1/champions")
+
+    with CaptureQueriesContext(connection) as queries:
+        answer = client.get("/api/v1/champions")
+
+    assert answer.status_code == 200
+    assert len(queries) == 1  # the generation number
+
+
+def snapshot(board_url: str) -> dict[str, tuple[str, str]]:
+    """Every champion and benchmark answer: (body, ETag) per path."""
+    paths = [
+        "/api/v1/champions",
+        f"/api/v1/champions?hardware={SPARK}&axis=throughput",
+        f"/api/v1/champions?model={GEMMA_816.hf_repo}",
+        "/api/recipes/champions",
+        "/api/recipes/champions?hardware=single+DGX+Spark+%28GB10%29",
+        "/api/v1/benchmarks",
+        "/api/v1/hardware-classes",
+    ]
+    paths += [
+        f"/api/v1/benchmarks/{b}" for b in Benchmark.objects.values_list("public_id", flat=True)
+    ]
+    answers = {}
+    for path in paths:
+        answer = raw_request(board_url, "GET", path)
+        assert answer.status == 200, path
+        answers[path] = (answer.payload.decode(), answer.headers["ETag"])
+    return answers
+
+
+def test_a_rebuild_gives_back_the_same_bytes_and_keeps_the_moderators_flags(
+    pod, make_pod, board_url
+):
+    b33, b517, b816 = submit_seed_line(pod)
+    submit(make_pod(), GEMMA_816_AGAIN, "2026-10-07T09:00:00Z")
+    submit(pod, RTX_5090, "2026-10-08T09:00:00Z")
+    submit(make_pod(), TWO_RTX_5090, "2026-10-09T09:00:00Z")
+    flag_benchmark(public_id=b517, flagged=True, note="duplicate upload")
+    before = snapshot(board_url)
+    assert [r["benchmark_id"] for r in crown(board_url, SPARK, "throughput")["history"]] == [
+        b33,
+        b816,
+    ]
+    counts = (
+        Champion.objects.count(),
+        ChampionReign.objects.count(),
+        RecipeReproduction.objects.count(),
+    )
+
+    call_command("rebuild_board", stdout=io.StringIO())
+
+    after = snapshot(board_url)
+    assert {path for path in before if before[path] != after[path]} == set()
+    assert counts == (
+        Champion.objects.count(),
+        ChampionReign.objects.count(),
+        RecipeReproduction.objects.count(),
+    )
+    assert Benchmark.objects.get(public_id=b517).flagged is True
+
+
+def test_a_rebuild_tolerates_a_board_with_nothing_to_crown(pod, board_url):
+    [(board, suite, name, bundle)] = only(core_job(GEMMA_816), "aeon-perf-v1")
+    submit_job(pod, [(board, suite, name, bundle)])
+
+    call_command("rebuild_board", stdout=io.StringIO())
+
+    assert read_api(board_url, "/api/v1/champions").body == {"champions": []}
+    assert ClassSummary.objects.get(hardware_class__slug=SPARK).benchmark_count == 1
+
+
+READ_PATHS = [
+    "/",
+    "/api/recipes/champions",
+    "/api/recipes/champions?hardware=single+DGX+Spark+%28GB10%29",
+    "/api/recipes/champions?model=google/gemma-4-26B-A4B-it",
+    "/api/v1/champions",
+    f"/api/v1/champions?hardware={SPARK}",
+    "/api/v1/champions?model=google/gemma-4-26B-A4B-it",
+    "/api/v1/benchmarks",
+    f"/api/v1/benchmarks?hardware={SPARK}",
+]
+
+
+def query_counts(client) -> dict[str, int]:
+    """Queries of each read on a cache miss (a fresh generation), and of one benchmark's detail."""
+    bump_generation()
+    counts = {}
+    detail = (
+        Benchmark.objects.filter(ranked=True).order_by("pk").values_list("public_id", flat=True)[0]
+    )
+    for path in READ_PATHS + [f"/api/v1/benchmarks/{detail}"]:
+        with CaptureQueriesContext(connection) as queries:
+            answer = client.get(path)
+        assert answer.status_code == 200, path
+        counts[path.replace(detail, "<id>")] = len(queries)
+    return counts
+
+
+def test_query_counts_of_the_champion_apis_and_the_board_page_do_not_grow_from_10_to_1000(
+    postgres, client
+):
+    load_benchmarks(10)
+    at_10 = query_counts(client)
+    assert Champion.objects.exists()
+
+    load_benchmarks(990, first=10)
+    at_1000 = query_counts(client)
+
+    assert Benchmark.objects.count() == 1000
+    assert at_1000 == at_10
+    assert Benchmark.objects.filter(ranked=True).count() > 900
+    assert len({bench_model(i)[0].flags for i in range(1000)}) > 10  # many recipes
+
+
+def test_a_worker_on_redis_recomputes_the_champions_after_the_weight_check(deployed_board, hub):
+    """The web process answers from a Redis cache; the worker's verdict and recompute reach it."""
+    per_file, _ = weights_for(RTX_5090)
+    hub.add_repo(RTX_5090.hf_repo, RTX_5090.hf_revision, per_file)
+    pod = PodClient(deployed_board, timeout=60)
+    assert pod_champions(pod).body == {"hardwares": [], "champions": []}
+
+    benchmark_id = upload_text_and_perf(pod, RTX_5090, "2026-11-22T08:00:00Z")
+    assert wait_for_verdict(pod, benchmark_id)["ranked"] is True
+
+    deadline = time.monotonic() + 60
+    while not (answer := pod_champions(pod).body)["champions"] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    [entry] = answer["champions"]
+    assert (entry["hardware"], entry["peak_agg_tps"]) == ("RTX 5090 32GB", 1480.0)
+    assert entry["quality_run"] and entry["run"]
