@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench bench-reads clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ test: setup
 BENCH_URL ?= http://127.0.0.1:$(PORT)
 bench: setup
 	$(PY) manage.py bench_ingest --url $(BENCH_URL)
+
+# Reads under load (docs/champions.md): 1,000 then 10,000 benchmarks in a database of its own
+# (DATABASE_URL's name + _readbench, PostgreSQL), gunicorn in the production configuration with a
+# Redis answer cache, wrk against each read and its floor; a table, and JSON under var/bench/.
+AEON_BENCH_CACHE_URL ?= redis://127.0.0.1:6379/0
+bench-reads: setup
+	AEON_BENCH_CACHE_URL=$(AEON_BENCH_CACHE_URL) $(PY) manage.py bench reads
 
 lint: setup
 	$(VENV)/bin/ruff check .

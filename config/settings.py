@@ -178,6 +178,8 @@ else:
     }
 AEON_ANSWER_CACHE_SECONDS = env_int("AEON_ANSWER_CACHE_SECONDS", 3600)
 AEON_API_MAX_AGE = env_int("AEON_API_MAX_AGE", 30)  # Cache-Control max-age of read answers
+# Set only by `manage.py bench reads`: serves the floor answers it wrote there.
+AEON_BENCH_FLOOR_DIR = env_str("AEON_BENCH_FLOOR_DIR")
 
 # Celery: eager (in-process) unless a broker is configured.
 # Eager mode still builds a producer pool: give it the in-memory transport, not a default AMQP host.

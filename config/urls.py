@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -13,3 +14,7 @@ urlpatterns = [
     path("healthz", health.healthz),
     path("readyz", health.readyz),
 ]
+if settings.AEON_BENCH_FLOOR_DIR:  # the read benchmark's floor, never in a deployment
+    from config.bench_floor import floor
+
+    urlpatterns.append(path("_bench/floor/<str:name>", floor))
