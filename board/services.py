@@ -939,6 +939,10 @@ def _spread_json(spread) -> dict:
 
 
 def _write_class_summary(hardware_class: HardwareClass, entries: list[Entry]) -> None:
+    """The class's counts and best ranked figures; a class holding no benchmark has none."""
+    if not entries:
+        ClassSummary.objects.filter(hardware_class=hardware_class).delete()
+        return
     ranked = [entry for entry in entries if entry.ranked]
     best = {}
     for axis in Axis:

@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from board.models import Benchmark, Champion, ChampionReign, ClassSummary, RecipeReproduction
+from board.selectors import class_summaries
 from board.services import bump_generation, flag_benchmark
 from submissions.demo.bundles import weights_for
 from submissions.demo.loader import prefill_hub_cache
@@ -18,8 +19,10 @@ from submissions.demo.podclient import PodClient
 from submissions.read_bench import bench_model, load_benchmarks
 from tests.boardjobs import core_job, only, read_api, submit_job
 from tests.championjobs import (
+    CPU_ONLY,
     GEMMA_816,
     GEMMA_816_AGAIN,
+    H100,
     QWEN_NEXT,
     RTX_5090,
     TWO_RTX_5090,
@@ -252,3 +255,36 @@ def test_a_worker_on_redis_recomputes_the_champions_after_the_weight_check(deplo
     [entry] = answer["champions"]
     assert (entry["hardware"], entry["peak_agg_tps"]) == ("RTX 5090 32GB", 1480.0)
     assert entry["quality_run"] and entry["run"]
+
+
+def test_class_summaries_come_in_board_order_with_their_counts(pod, make_pod):
+    submit(pod, RTX_5090, "2026-10-05T09:00:00Z")
+    submit(pod, H100, "2026-10-06T09:00:00Z")
+    submit(make_pod(), CPU_ONLY, "2026-10-07T09:00:00Z")
+    submit(pod, GEMMA_816, "2026-10-08T09:00:00Z")
+    submit(make_pod(), GEMMA_816_AGAIN, "2026-10-09T09:00:00Z")
+
+    summaries = [
+        (s.hardware_class.slug, s.benchmark_count, s.ranked_count, s.pod_count, s.best_throughput)
+        for s in class_summaries()
+    ]
+
+    assert summaries == [
+        ("dgx-spark-x1", 2, 2, 2, 816.0),  # Spark classes first, by node count
+        ("nvidia-h100-80gb-x1", 1, 1, 1, 3960.0),  # then by best throughput
+        ("nvidia-rtx-5090-x1", 1, 1, 1, 1480.0),
+        ("unlabeled", 1, 1, 1, 46.0),  # Unlabeled last
+    ]
+    spark = class_summaries()[0]
+    assert spark.best["latency"]["cohort"] == "5 categories @ c1"
+    assert spark.best["quality"]["model"] == GEMMA_816.hf_repo.lower()
+
+
+def test_the_champion_apis_are_in_the_openapi_schema(board_url):
+    schema = read_api(board_url, "/api/schema/?format=json")
+
+    assert schema.status == 200
+    paths = schema.body["paths"]
+    assert {"/api/recipes/champions", "/api/v1/champions"} <= set(paths)
+    parameters = {p["name"] for p in paths["/api/v1/champions"]["get"]["parameters"]}
+    assert parameters == {"hardware", "axis", "model"}
