@@ -24,8 +24,9 @@ SUITES = (
 
 def seed_reference_data(using: str = "default", **kwargs) -> None:
     """post_migrate receiver: suites are created once (then edited as data), presets kept current."""
+    from board.answer_cache import fresh_generation
     from board.models import BoardGeneration, HardwareClass, Suite
-    from board.services import fresh_generation, hardware_class_fields
+    from board.services import hardware_class_fields
 
     for suite_id, kind, case_count, categories, current in SUITES:
         Suite.objects.using(using).get_or_create(

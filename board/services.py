@@ -4,7 +4,6 @@ rewriting a benchmark's summary whenever one of its runs changes (design.md §3.
 import hashlib
 import json
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -14,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
+from board.answer_cache import advance_shared_generation, fresh_generation
 from board.champions import Axis, Entry, Reign, measure, replay, reproductions
 from board.hardware import Family, HardwareClassSpec, classify_hardware
 from board.jsonsafe import storable
@@ -740,19 +740,14 @@ def read_models_changed(*, hardware_class_id: int | None, model_id: int | None) 
         )
 
 
-def bump_generation() -> int:
-    """A new generation number: every cached answer keyed by the old one is stale."""
+def bump_generation() -> None:
+    """A new generation number (in the database, and in the shared cache when there is one):
+    every answer cached under the old one is stale."""
     with transaction.atomic():
         updated = BoardGeneration.objects.filter(pk=1).update(number=F("number") + 1)
         if not updated:
             BoardGeneration.objects.get_or_create(pk=1, defaults={"number": fresh_generation()})
-        return BoardGeneration.objects.get(pk=1).number
-
-
-def fresh_generation() -> int:
-    """A starting number never used before (microseconds since the epoch): a database flushed or
-    re-created never meets answers cached under its predecessor's numbers."""
-    return time.time_ns() // 1000
+    advance_shared_generation()
 
 
 def recompute_read_models(*, hardware_class_id: int | None, model_id: int | None) -> None:

@@ -163,7 +163,7 @@ CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.redis_cache.ReusedClientRedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": "aeon",
         }

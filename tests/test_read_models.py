@@ -3,6 +3,7 @@ moderation, only for the class and model affected; answers cached per generation
 Cache-Control; a rebuild gives back the same bytes; query counts do not grow with the board."""
 
 import io
+import json
 import time
 
 import pytest
@@ -288,3 +289,36 @@ def test_the_champion_apis_are_in_the_openapi_schema(board_url):
     assert {"/api/recipes/champions", "/api/v1/champions"} <= set(paths)
     parameters = {p["name"] for p in paths["/api/v1/champions"]["get"]["parameters"]}
     assert parameters == {"hardware", "axis", "model"}
+
+
+@pytest.fixture
+def redis_cache(settings):
+    """The answer cache on Redis (the test's own database), as production runs it."""
+    from tests.conftest import missing_service
+    from tests.test_celery_worker import REDIS_URL, redis_answers
+
+    if not redis_answers(REDIS_URL):
+        missing_service(f"needs Redis at {REDIS_URL}")
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    settings.CACHE_URL = REDIS_URL
+    settings.CACHES = {
+        "default": {"BACKEND": "config.redis_cache.ReusedClientRedisCache", "LOCATION": REDIS_URL}
+    }
+    yield REDIS_URL
+    redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+def test_on_redis_a_cached_answer_costs_no_query_and_a_bump_reaches_it(redis_cache, client, pod):
+    submit(pod, GEMMA_816, "2026-10-03T09:00:00Z")
+    first = client.get("/api/recipes/champions")
+
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get("/api/recipes/champions")
+
+    assert (again.status_code, again.content, len(queries)) == (200, first.content, 0)
+    submit(pod, RTX_5090, "2026-10-05T09:00:00Z")  # commits bump the shared generation
+    later = client.get("/api/recipes/champions")
+    assert len(json.loads(later.content)["champions"]) == 2
+    assert later["ETag"] != first["ETag"]

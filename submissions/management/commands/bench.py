@@ -139,6 +139,7 @@ class Command(BaseCommand):
         }
         env.pop("CELERY_BROKER_URL", None)  # recompute inline while loading
         (workdir / "floor").mkdir()
+        (workdir / "staticfiles").mkdir()  # pages link static files; none is requested here
         (workdir / "report.lua").write_text(WRK_REPORT)
         self._recreate_database(database_url)
         self._manage(env, "migrate", "--noinput", "-v0")
