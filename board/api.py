@@ -5,6 +5,7 @@ from django.views.decorators.cache import cache_control
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 
 from board import selectors
@@ -69,12 +70,10 @@ class BenchmarkDetail(generics.RetrieveAPIView):
     lookup_url_kwarg = "benchmark_id"
 
     def get_object(self):
-        benchmark = selectors.benchmark_detail(self.kwargs["benchmark_id"])
-        if benchmark is None:
-            from rest_framework.exceptions import NotFound
-
+        detail = selectors.benchmark_detail(self.kwargs["benchmark_id"])
+        if detail is None:
             raise NotFound("no such benchmark")
-        return benchmark
+        return detail.benchmark
 
 
 @PUBLIC_CACHE
