@@ -190,15 +190,58 @@ def benchmark_page(request, benchmark_id: str):
     )
 
 
+CASES_PER_PAGE = 25
+ANSWER_PREVIEW_CHARS = 1_500  # longer answers are cut on the list and shown whole on their own
+
+
 def run_page(request, run_id: str):
     run = selectors.run_detail(run_id)
     if run is None:
         raise Http404("no such run")
-    artifacts = run.extras.get("artifacts") if isinstance(run.extras.get("artifacts"), list) else []
+    listed = run.extras.get("artifacts")
+    artifacts = [
+        {
+            "title": str(item.get("title") or item.get("prompt_id") or "artifact"),
+            "kind": str(item.get("kind") or ""),
+            "ok": item.get("ok"),
+            "has_html": bool(item.get("has_html")),
+        }
+        for item in (listed if isinstance(listed, list) else [])
+        if isinstance(item, dict)
+    ]
+    case_id = (request.GET.get("case") or "")[:200]
+    category = (request.GET.get("category") or "")[:100]
+    results = run.results.all()
+    if case_id:
+        results = results.filter(case_id=case_id)
+    elif category:
+        results = results.filter(category=category)
+    page = Paginator(results, CASES_PER_PAGE).get_page(request.GET.get("page"))
+    cases = []
+    for result in page.object_list:
+        answer = result.raw_text
+        whole = bool(case_id) or len(answer) <= ANSWER_PREVIEW_CHARS
+        cases.append(
+            {
+                "result": result,
+                "answer": answer if whole else answer[:ANSWER_PREVIEW_CHARS],
+                "cut": 0 if whole else len(answer) - ANSWER_PREVIEW_CHARS,
+            }
+        )
+    categories = [c["category"] for c in run.quality.get("categories") or []]
     return render(
         request,
         "board/run.html",
-        {"run": run, "results": run.results.all(), "artifacts": artifacts},
+        {
+            "run": run,
+            "cases": cases,
+            "page": page,
+            "query": _query_without_page(request),
+            "artifacts": artifacts,
+            "case_id": case_id,
+            "category": category,
+            "categories": categories,
+        },
     )
 
 
