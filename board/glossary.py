@@ -132,3 +132,10 @@ def mark_terms(codes) -> list[Term]:
     return [
         Term(code, label, meaning) for code, (label, meaning) in MARKS.items() if code in present
     ]
+
+
+DRAFTER = {
+    "pinned_ok": "pinned to a commit that exists on Hugging Face",
+    "unpinned": "not pinned to a commit",
+    "missing": "not found on Hugging Face at the declared commit",
+}

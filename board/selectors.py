@@ -39,11 +39,15 @@ def run_detail(run_id: str) -> Run | None:
     return Run.objects.public().select_related("benchmark__model").filter(run_id=run_id).first()
 
 
-def public_run_ids(run_ids) -> set[str]:
-    """Which of these runs visitors may see (one query, whatever their number)."""
-    return set(
-        Run.objects.public().filter(run_id__in=list(run_ids)).values_list("run_id", flat=True)
+def public_runs_by_id(run_ids) -> dict[str, dict]:
+    """The runs among these that visitors may see, by id, with their board and model (one
+    query, whatever their number)."""
+    rows = (
+        Run.objects.public()
+        .filter(run_id__in=list(run_ids))
+        .values("run_id", "board", "model_name", "benchmark__public_id")
     )
+    return {row["run_id"]: row for row in rows}
 
 
 def benchmarks(

@@ -39,14 +39,24 @@ LOG_PAGE_SIZE = 50
 
 def pod_page(request, fingerprint: str):
     key = selectors.device_key(fingerprint)
-    log_page = Paginator(selectors.pod_ingest_log(fingerprint), LOG_PAGE_SIZE).get_page(
+    runs_page = Paginator(selectors.pod_submissions(fingerprint), LOG_PAGE_SIZE).get_page(
         request.GET.get("page")
+    )
+    log_page = Paginator(selectors.pod_ingest_log(fingerprint), LOG_PAGE_SIZE).get_page(
+        request.GET.get("log")
     )
     benchmarks = list(board_selectors.benchmarks(pod=fingerprint)[:50])
     if key is None and not benchmarks:
         raise Http404("no such pod")
+    submissions = list(runs_page.object_list)
     entries = list(log_page.object_list)
-    visible = board_selectors.public_run_ids({e.run_id for e in entries if e.run_id})
+    visible = board_selectors.public_runs_by_id(
+        {row["run_id"] for row in submissions} | {e.run_id for e in entries if e.run_id}
+    )
+    for row in submissions:
+        row["meaning"] = REASON_MEANINGS.get(row["last_reason"], "")
+        row["run_public"] = row["run_id"] in visible
+        row["run"] = visible.get(row["run_id"])
     rows = [
         {
             "entry": entry,
@@ -61,6 +71,8 @@ def pod_page(request, fingerprint: str):
         {
             "fingerprint": fingerprint,
             "key": key,
+            "runs_page": runs_page,
+            "submissions": submissions,
             "log_page": log_page,
             "rows": rows,
             "benchmarks": benchmarks,

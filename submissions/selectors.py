@@ -2,6 +2,8 @@
 bundles kept as evidence. The board never imports this app; pages about pods and evidence live
 here and may read the board (data flows submissions → board)."""
 
+from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
+
 from board.models import Run
 from submissions.blobstore import blob_store
 from submissions.models import DeviceKey, IngestLogEntry, IngestRoute
@@ -34,3 +36,25 @@ def public_bundle_sha256(run_id: str) -> str | None:
 def raw_bundle(sha256: str) -> bytes:
     """The stored body; raises FileNotFoundError or BlobStoreUnavailable."""
     return blob_store().get(sha256)
+
+
+def pod_submissions(fingerprint: str):
+    """A pod's runs, one row each, newest first: attempts, refusals and the last answer (one
+    query per page, whatever the number of attempts)."""
+    attempts = IngestLogEntry.objects.filter(
+        key_fingerprint=fingerprint, route__in=PUBLIC_ROUTES
+    ).exclude(run_id="")
+    last = attempts.filter(run_id=OuterRef("run_id")).order_by("-created_at", "-pk")
+    return (
+        attempts.values("run_id")
+        .annotate(
+            opened_at=Min("created_at"),
+            last_at=Max("created_at"),
+            n_attempts=Count("id"),
+            n_refused=Count("id", filter=Q(status__gte=400)),
+            last_status=Subquery(last.values("status")[:1]),
+            last_reason=Subquery(last.values("reason")[:1]),
+            last_note=Subquery(last.values("note")[:1]),
+        )
+        .order_by("-last_at", "run_id")
+    )
