@@ -243,3 +243,38 @@ def test_collectstatic_hashes_and_compresses_plotly_js(tmp_path):
     assert (tmp_path / (hashed + ".gz")).stat().st_size < (tmp_path / hashed).stat().st_size / 2
     assert "js/charts.js" in manifest and "css/board.css" in manifest
     assert not (tmp_path / "vendor" / "widgetbundle.js").exists()
+
+
+def test_a_benchmark_page_carries_opengraph_tags_for_sharing(pod, client):
+    prefill_hub_cache()
+    benchmark_id = benchmark_id_of(submit_job(pod, core_job(DEMO_MODELS[0])))
+    html = client.get(f"/benchmarks/{benchmark_id}/").content.decode()
+    tags = dict(re.findall(r'<meta property="og:(\w+)" content="([^"]*)"', html))
+    assert tags["title"] == f"{DEMO_MODELS[0].hf_repo.lower()} on Single DGX Spark"
+    assert "816.0 tok/s aggregate (coding @ c64)" in tags["description"]
+    assert tags["url"].endswith(f"/benchmarks/{benchmark_id}/")
+    assert '<meta name="twitter:card" content="summary">' in html
+
+
+def test_an_excluded_cohort_is_drawn_apart_and_explained(pod, client):
+    prefill_hub_cache()
+    job = core_job(DEMO_MODELS[0])
+    perf = job[-1][3]
+    cell = next(r for r in perf["results"] if r["case_id"] == "perf.direct.coding.c4")
+    cell["evidence"]["n"] = 2  # fewer requests than its four streams
+    benchmark_id = benchmark_id_of(submit_job(pod, job))
+    html = client.get(f"/benchmarks/{benchmark_id}/").content.decode()
+    assert "fewer requests than streams" in html  # the mark, in words, in the cohort table
+    assert "too_few_requests" not in html.split("<script")[0]
+    assert "The cell completed fewer requests than its concurrency" in html  # explained
+    figures = [
+        json.loads(block)
+        for block in re.findall(
+            r'<script id="chart-[\w-]+-figure" type="application/json">(.*?)</script>', html, re.S
+        )
+    ]
+    aggregate = figures[0]
+    excluded = [t for t in aggregate["data"] if t["name"] == "excluded (marked)"]
+    assert excluded and excluded[0]["x"] == [4]
+    coding = next(t for t in aggregate["data"] if t["name"] == "coding")
+    assert 4 not in coding["x"]  # off the line
