@@ -180,7 +180,6 @@ def benchmark_page(request, benchmark_id: str):
             "mark_terms": glossary.mark_terms(mark_codes),
             "trust_meaning": glossary.TRUST.get(benchmark.trust, ""),
             "verification_meaning": glossary.VERIFICATION.get(benchmark.verification, ""),
-            "attestation": glossary.ATTESTATION,
             "charts": perf_charts(detail.cohorts),
             "modalities": [
                 (kind.label, benchmark.modalities.get(kind.value)) for kind in MODALITIES

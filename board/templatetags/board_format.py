@@ -115,3 +115,8 @@ def tps(value) -> str:
 @register.filter
 def drafter_meaning(status: str) -> str:
     return glossary.DRAFTER.get(status, status)
+
+
+@register.filter
+def attestation_meaning(method: str) -> str:
+    return glossary.ATTESTATION.get(method, method)
