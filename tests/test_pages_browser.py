@@ -12,18 +12,15 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.test.utils import override_settings
+from django.db import connection
+from django.test.utils import override_settings, setup_databases, teardown_databases
 
 from recipes.scrub import scrub_recipe
 from submissions.demo.bundles import DEMO_MODELS, RECIPE_HISTORY, TEXT_SUITE_ID, job_bundles
 from submissions.demo.loader import prefill_hub_cache
 from submissions.demo.podclient import PodClient
 from submissions.signing import key_fingerprint
-from tests.boardjobs import as_local_run, core_job, submit_job
-
-# The tests only read, over HTTP; the marker is what makes pytest-django create the test
-# database (the module's board is loaded and flushed by its own fixture).
-pytestmark = pytest.mark.django_db
+from tests.boardjobs import as_local_run, core_job, read_api, submit_job
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "var" / "screenshots"
@@ -60,6 +57,11 @@ class DemoBoard:
     differing_flags: set[str] = field(default_factory=set)
 
 
+def is_test_database(connection) -> bool:
+    name = str(connection.settings_dict["NAME"])
+    return name.startswith("test_") or "mode=memory" in name or name == ":memory:"
+
+
 def _flags_by_name(bundle: dict) -> dict[str, str]:
     flags = (scrub_recipe(bundle["recipe"]) or {}).get("flags") or []
     pairs, index = {}, 0
@@ -81,6 +83,12 @@ def demo_board(django_db_setup, django_db_blocker, tmp_path_factory, chromium_pa
 
     blob_dir = tmp_path_factory.mktemp("browser-blobs")
     with django_db_blocker.unblock(), override_settings(AEON_BLOB_DIR=blob_dir):
+        # The tests here carry no django_db marker (they only browse; a per-test transaction
+        # would open a second connection under Playwright that the database teardown trips
+        # over), so when only this module runs pytest-django has set up no test database.
+        own_database = None
+        if not is_test_database(connection):
+            own_database = setup_databases(verbosity=0, interactive=False, aliases={"default"})
         server = LiveServer("localhost:0")
         try:
             prefill_hub_cache()
@@ -113,6 +121,8 @@ def demo_board(django_db_setup, django_db_blocker, tmp_path_factory, chromium_pa
         finally:
             server.stop()
             call_command("flush", interactive=False, verbosity=0)
+            if own_database is not None:
+                teardown_databases(own_database, verbosity=0)
 
 
 @pytest.fixture(autouse=True)
@@ -164,6 +174,12 @@ class Visit:
     def close(self) -> None:
         self.context.close()
         assert self.problems == []
+
+
+def test_the_demo_board_holds_ranked_benchmarks_on_two_classes(demo_board):
+    ranked = read_api(demo_board.url, "/api/v1/benchmarks?ranked=1").body["results"]
+    assert {b["hardware_class"]["slug"] for b in ranked} == {"dgx-spark-x1", "nvidia-rtx-5090-x1"}
+    assert demo_board.flagship in {b["id"] for b in ranked}
 
 
 def page_paths(board: DemoBoard) -> dict[str, str]:
