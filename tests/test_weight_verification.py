@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from board.models import Run
-from submissions.models import WeightCheckCache
 from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, weights_for
+from submissions.models import WeightCheckCache
 from tests.boardjobs import (
     benchmark_of,
     bundles,
