@@ -22,16 +22,25 @@ class MalformedJson(Exception):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReceivedBody:
-    """The bytes of one request body (a bytearray: filled in place, never copied) and their
-    sha256, computed while reading."""
+    """The bytes of one request body (a bytearray: filled in place, never copied), their sha256
+    computed while reading, and their size."""
 
     data: bytes | bytearray
     sha256: str
+    size: int = -1
+
+    def __post_init__(self):
+        if self.size < 0:
+            self.size = len(self.data)
 
     def __len__(self) -> int:
-        return len(self.data)
+        return self.size
+
+    def release(self) -> None:
+        """Let the bytes go once they are stored: a big body is not held while it is worked on."""
+        self.data = b""
 
 
 def read_capped(request, cap: int) -> ReceivedBody:

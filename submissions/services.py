@@ -202,9 +202,8 @@ def record_forgery(*, key_id: int, reason: Reason, run_id: str) -> bool:
     return False
 
 
-def _quarantine(session: RunSession, reason: Reason, note: str, body: ReceivedBody) -> str:
-    """Keep a refused signed bundle for review; returns its digest."""
-    digest = store_evidence(body)
+def _quarantine(session: RunSession, reason: Reason, note: str, digest: str) -> None:
+    """Keep a refused signed bundle (stored already) for review."""
     QuarantinedBundle.objects.create(
         raw_id=digest,
         run_id=session.run_id,
@@ -212,15 +211,14 @@ def _quarantine(session: RunSession, reason: Reason, note: str, body: ReceivedBo
         reason=reason,
         note=note,
     )
-    return digest
 
 
 def _refuse_forgery(
-    session: RunSession, reason: Reason, note: str, body: ReceivedBody, *, close: bool
+    session: RunSession, reason: Reason, note: str, digest: str, *, close: bool
 ) -> NoReturn:
     """Keep the bundle in quarantine, count the event against the key, maybe close the session;
     always raises the refusal."""
-    digest = _quarantine(session, reason, note, body)
+    _quarantine(session, reason, note, digest)
     record_forgery(key_id=session.key_id, reason=reason, run_id=session.run_id)
     if close:
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
@@ -414,32 +412,38 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     del envelope_data
     bundle = envelope.bundle
+    # Every answer from here on keeps the bundle as evidence: store it, then let the bytes go.
+    digest = store_evidence(body)
+    body.release()
+    context["bundle_sha256"] = digest
 
     if session.key.is_revoked:
-        digest = _quarantine(session, Reason.REVOKED_KEY, "", body)
+        _quarantine(session, Reason.REVOKED_KEY, "", digest)
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
             status=SessionStatus.QUARANTINED
         )
-        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", bundle_sha256=digest, **context)
+        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
     if not verify_signature(session.key.public_key, envelope.signature, canonical_json(bundle)):
         _refuse_forgery(
             session,
             Reason.BAD_SIG,
             "signature does not verify with the run's key",
-            body,
+            digest,
             close=True,
         )
     if bundle.get("run_id") != run_id:
         _refuse_forgery(
-            session, Reason.RUN_ID_MISMATCH, "bundle.run_id differs from the path", body, close=True
+            session,
+            Reason.RUN_ID_MISMATCH,
+            "bundle.run_id differs from the path",
+            digest,
+            close=True,
         )
     if bundle.get("run_nonce") != session.nonce:
         _refuse_forgery(
-            session, Reason.NONCE_MISMATCH, "bundle.run_nonce is not this run's", body, close=True
+            session, Reason.NONCE_MISMATCH, "bundle.run_nonce is not this run's", digest, close=True
         )
 
-    digest = store_evidence(body)
-    context["bundle_sha256"] = digest
     job_sig = bundle.get("job_sig")
     # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
     job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
@@ -453,7 +457,7 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     except (SchemaError, board_services.BundleRuleError) as exc:
         # Kept for review but never counted against the key: a format bug of one pod release
         # must not revoke every honest pod running it (docs/protocol.md).
-        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), body)
+        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), digest)
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     submission = _Submission(session, bundle, digest, job_sig, context)
     try:
@@ -462,14 +466,14 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
         return _record_checkpoint(submission)
     except Refusal as refusal:
         if refusal.reason == Reason.REPLAY_NONCE:
-            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, body, close=False)
+            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, digest, close=False)
         raise
     except (DataError, IntegrityError) as exc:
         # A value the database cannot hold got past the schema: a bug to fix, but the bundle
         # can never commit, so the pod is told not to retry (400, kept for review).
         logger.exception("the database refused a validated bundle of run %s", run_id)
         note = f"the database cannot store a value of this bundle ({_first_line(exc)})"
-        _quarantine(session, Reason.SCHEMA_INVALID, note, body)
+        _quarantine(session, Reason.SCHEMA_INVALID, note, digest)
         raise Refusal(Reason.SCHEMA_INVALID, note, **context) from None
 
 
@@ -584,8 +588,10 @@ def _commit_final(submission: _Submission) -> Outcome:
     the end of the transaction, so parsing and scoring never hold it. A checkpoint that lands
     in between makes the claim miss; the rows are merged again."""
     session = submission.session
-    for _ in range(FINAL_ATTEMPTS):
-        current = RunSession.objects.get(pk=session.pk)
+    current = session  # read when the request was admitted; a stale read only misses the claim
+    for attempt in range(FINAL_ATTEMPTS):
+        if attempt:
+            current = RunSession.objects.get(pk=session.pk)
         if current.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(current, submission)
         rows = merged_rows(current, submission.bundle["results"])

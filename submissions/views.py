@@ -54,7 +54,7 @@ class RequestBody:
 
     @property
     def size(self) -> int:
-        return len(self.received) if self.received is not None else 0
+        return self.received.size if self.received is not None else 0
 
 
 def pod_route(route: IngestRoute, *, method: str, cap: str | None = None, logged: bool = True):
