@@ -165,7 +165,13 @@ def store_evidence(body: ReceivedBody) -> str:
     """Write the raw body to the blob store, then its row; both idempotent by content, and the
     digest is the one computed while reading."""
     digest = blob_store().put(body.data, digest=body.sha256)
-    RawBundle.objects.bulk_create([RawBundle(sha256=digest, size=len(body))], ignore_conflicts=True)
+    table = RawBundle._meta.db_table
+    with connection.cursor() as cursor:  # one statement: no transaction around a single insert
+        cursor.execute(
+            f"INSERT INTO {table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (sha256) DO NOTHING",
+            [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
+        )
     return digest
 
 
@@ -569,6 +575,8 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
 
 def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
     """Checkpointed rows first (first write per case wins), then the final's new cases."""
+    if not session.checkpoints:
+        return final_rows
     rows = [
         json.loads(text)
         for text in session.checkpoint_rows.order_by("position").values_list("row_json", flat=True)
