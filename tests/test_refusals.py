@@ -429,3 +429,16 @@ def test_a_nul_in_a_case_id_is_accepted_in_checkpoints_as_in_finals(pod):
     assert (again.status, again.body["n_results"]) == (200, 2)
     assert (final.status, final.body["n_results"]) == (200, 3)
     assert Result.objects.filter(run__run_id=session.run_id).count() == 3
+
+
+def test_open_run_with_a_bad_signature_does_not_spend_the_keys_rate_budget(pod, settings):
+    # Anyone holding a pod's public key can send these: they must not exhaust its budget.
+    settings.AEON_RATE_LIMIT_PER_KEY = 3
+    forged = pod.open_run_request(MODEL, TEXT_SUITE, "text") | {"signature": pod.sign(b"other")}
+    for _ in range(settings.AEON_RATE_LIMIT_PER_KEY + 2):
+        assert_refused(pod.post_json("/api/v1/runs", forged), 400, "BAD_SIG", route="open_run")
+
+    genuine = pod.post_json("/api/v1/runs", pod.open_run_request(MODEL, TEXT_SUITE, "text"))
+
+    assert genuine.status == 200, genuine.body
+    assert not ForgeryEvent.objects.exists()
