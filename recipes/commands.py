@@ -23,7 +23,7 @@ _SPLIT_GGUF = re.compile(r"(.*)-\d{5}-of-(\d{5})\.gguf")
 
 def local_dir(repo: str) -> str:
     """Where the commands put a repository's files, relative to the working directory."""
-    return "models/" + repo.replace("/", "__")
+    return "models/" + repo
 
 
 def assemble_commands(
