@@ -151,7 +151,7 @@ def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
         )
     ):
         facts.setdefault(row["benchmark_id"], row)
-    spec = recipe.public_spec()
+    spec = recipe.spec()  # assemble_commands offers only allowlisted images
     commands = []
     for benchmark in latest.values():
         row = facts.get(benchmark.pk, {})
