@@ -202,7 +202,11 @@ class BenchmarkGroup(models.Model):
 
 class RunQuerySet(models.QuerySet):
     def public(self):
-        return self.exclude(secret_detected=True, secret_cleared=False)
+        """Runs visitors may see: neither holding an uncleared secret nor part of a benchmark
+        withheld for one (docs/recipes.md, "Secrets")."""
+        return self.exclude(secret_detected=True, secret_cleared=False).exclude(
+            benchmark__withheld=True
+        )
 
 
 class Run(models.Model):
