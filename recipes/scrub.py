@@ -118,9 +118,10 @@ def _is_container_path(path: str) -> bool:
 
 
 def scrub_flags(flags) -> list[str]:
-    """Flags as they may be published and applied by pods (docs/recipes.md, protocol §5): no
-    positionals, no private or credential options, no token or host-path values; the
-    speculative config pointing at /drafter in compact JSON. The written form is kept."""
+    """Flags as they may be published and applied by pods (docs/recipes.md, "Scrubbing";
+    docs/protocol.md §5): no positionals, no private or credential options, no token or
+    host-path values; the speculative config pointing at /drafter in compact JSON. The written
+    form of each option (`--x v` or `--x=v`) is kept."""
     scrubbed: list[Arg] = []
     for arg in read_argv(flags):
         if not arg.is_option or arg.name in PRIVATE_OPTIONS or is_credential_name(arg.name):
