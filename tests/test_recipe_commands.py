@@ -35,16 +35,16 @@ def test_a_vllm_recipe_gives_downloads_at_the_pinned_commits_docker_compose_and_
 
     assert lines(commands["hf_download"]) == [
         "huggingface-cli", "download", "google/gemma-4-26B-A4B-it", "--revision", COMMIT,
-        "--local-dir", "models/google__gemma-4-26B-A4B-it",
+        "--local-dir", "models/google/gemma-4-26B-A4B-it",
     ]  # fmt: skip
     assert lines(commands["drafter_download"]) == [
         "huggingface-cli", "download", "z-lab/gemma-4-26B-A4B-it-DFlash",
         "--revision", EXAMPLE["recipe"]["drafter_revision"],
-        "--local-dir", "models/z-lab__gemma-4-26B-A4B-it-DFlash",
+        "--local-dir", "models/z-lab/gemma-4-26B-A4B-it-DFlash",
     ]  # fmt: skip
     docker = lines(commands["docker_run"])
     assert docker[:2] == ["docker", "run"]
-    assert "./models/z-lab__gemma-4-26B-A4B-it-DFlash:/drafter:ro" in docker
+    assert "./models/z-lab/gemma-4-26B-A4B-it-DFlash:/drafter:ro" in docker
     image_at = docker.index("ghcr.io/aeon-7/aeon-vllm-ultimate:latest")
     assert docker[image_at - 2 : image_at + 3] == [
         "--entrypoint", "vllm", "ghcr.io/aeon-7/aeon-vllm-ultimate:latest", "serve", "/model",
@@ -54,8 +54,8 @@ def test_a_vllm_recipe_gives_downloads_at_the_pinned_commits_docker_compose_and_
     assert compose["entrypoint"] == ["vllm"]
     assert compose["command"][-len(spec.flags) :] == list(spec.flags)
     bare = lines(commands["bare_metal"])
-    assert bare[:3] == ["vllm", "serve", "models/google__gemma-4-26B-A4B-it"]
-    assert json.loads(bare[-1])["model"] == "models/z-lab__gemma-4-26B-A4B-it-DFlash"
+    assert bare[:3] == ["vllm", "serve", "models/google/gemma-4-26B-A4B-it"]
+    assert json.loads(bare[-1])["model"] == "models/z-lab/gemma-4-26B-A4B-it-DFlash"
     assert commands["notes"] == []
 
 
@@ -132,7 +132,7 @@ def test_engines_without_a_command_still_get_their_download():
         spec_of("mlx", None, ["--max-tokens", "4096"]), hf_repo="o/m", revision=COMMIT
     )
     assert mlx["docker_run"] is None
-    assert lines(mlx["bare_metal"])[:3] == ["mlx_lm.server", "--model", "models/o__m"]
+    assert lines(mlx["bare_metal"])[:3] == ["mlx_lm.server", "--model", "models/o/m"]
 
 
 def test_a_diff_lists_flags_added_removed_and_changed_and_other_fields():
