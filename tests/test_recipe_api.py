@@ -171,13 +171,14 @@ def load_benchmarks(count: int) -> str:
 
 @pytest.mark.django_db
 def test_the_recipe_api_query_count_does_not_grow_with_its_benchmarks():
-    recipe_id = load_benchmarks(2)
+    recipe_id = load_benchmarks(10)
     client = Client()
     with CaptureQueriesContext(connection) as few:
         assert client.get(f"/api/v1/recipes/{recipe_id}").status_code == 200
-    load_benchmarks(10)
+    load_benchmarks(100)  # beyond the 100 benchmarks an answer lists
     with CaptureQueriesContext(connection) as many:
         reply = client.get(f"/api/v1/recipes/{recipe_id}")
     assert reply.status_code == 200
-    assert reply.json()["used_by"]["benchmarks"] == 12
+    assert reply.json()["used_by"]["benchmarks"] == 110
+    assert len(reply.json()["benchmarks"]) == 100
     assert len(many) == len(few) <= 10, [q["sql"] for q in many.captured_queries]
