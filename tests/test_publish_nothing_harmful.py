@@ -222,6 +222,10 @@ def test_no_public_answer_or_page_shows_a_host_path_a_token_or_a_job_signature(
     withheld = with_token_in_unknown_key(core_job(MODEL, started="2026-12-01T10:00:00Z")[1][3])
     answers.append(pod.submit_run(MODEL.hf_repo, "aeon-perf-v1", "perf", withheld))
     sent += [bundle for *_, bundle in full_job] + [withheld]
+    # the planted token withholds its run; nothing in the demo or the fixtures is mistaken for one
+    assert list(Run.objects.filter(secret_detected=True).values_list("run_id", flat=True)) == [
+        answers[-1].body["run_id"]
+    ]
     private = private_strings(sent)
     assert {"/home/aeon/aeon-models/google__gemma-4-26B-A4B-it", "/home/alice"} <= private
     assert len(private) > 50
