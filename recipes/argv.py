@@ -20,6 +20,7 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 
 # Switches of vLLM, SGLang and llama.cpp that take no value (docker's are apart: `-t` and `-v`
 # mean other things there).
@@ -188,18 +189,23 @@ def option_value(argv: Iterable | str | None, names: Iterable[str]) -> str | Non
 CONTEXT_OPTIONS = ("--max-model-len", "--context-length", "--ctx-size", "-c")
 # The most sequences served at once: vLLM, SGLang, llama.cpp.
 CONCURRENCY_OPTIONS = ("--max-num-seqs", "--max-running-requests", "--parallel", "-np")
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)([kKmM]?)")
+_SIZE = re.compile(r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)([kKmM]?)")
 _SIZE_UNITS = {"": 1, "k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2}
+MAX_COUNT_DIGITS = 30  # beyond any column: the caller's range check refuses it
 
 
 def parse_count(text: str | None) -> int | None:
-    """A positive integer as engines accept it: `65536`, `64k` (×1000) or `64K` (×1024)."""
+    """A positive integer as engines accept it: `65536`, `64k` (×1000), `64K` (×1024), `6.5e4`.
+    Exact however large, so a range check can refuse it; absurd sizes come back as 10**30."""
     if text is None:
         return None
     match = _SIZE.fullmatch(text.strip())
     if not match:
         return None
-    value = int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+    number = Decimal(match.group(1))
+    if number.adjusted() >= MAX_COUNT_DIGITS - 7:  # the largest unit is below 10**7
+        return 10**MAX_COUNT_DIGITS
+    value = int(number * _SIZE_UNITS[match.group(2)])
     return value if value > 0 else None
 
 
@@ -209,7 +215,7 @@ def context_len_from(argv: Iterable | str | None) -> int | None:
 
 def max_num_seqs_from(argv: Iterable | str | None) -> int | None:
     value = option_value(argv, CONCURRENCY_OPTIONS)
-    if value is None or not re.fullmatch(r"[0-9]+", value.strip()):
+    if value is None or not re.fullmatch(r"[0-9]{1,9}", value.strip()):
         return None
     count = int(value)
     return count if count > 0 else None

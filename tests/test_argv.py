@@ -83,6 +83,9 @@ def test_context_length_under_every_engines_name_and_with_size_suffixes():
     assert context_len_from(["--jinja", "-c", "65536"]) == 65536
     assert context_len_from(["--max-model-len", "64k"]) == 64000
     assert context_len_from(["--max-model-len", "64K"]) == 65536
+    assert context_len_from(["--max-model-len", "6.5536e4"]) == 65536
+    assert context_len_from(["--max-model-len", "1e400"]) == 10**30  # absurd: out of every range
+    assert context_len_from(["--max-model-len", "9" * 5000]) == 10**30
     assert context_len_from(["--max-model-len", "lots"]) is None
     assert context_len_from(["--max-num-seqs", "8"]) is None
 
@@ -92,6 +95,7 @@ def test_the_concurrency_cap_of_vllm_sglang_and_llama_cpp():
     assert max_num_seqs_from(["--max-running-requests", "32"]) == 32
     assert max_num_seqs_from(["-np", "4"]) == 4
     assert max_num_seqs_from(["--max-num-seqs", "0"]) is None
+    assert max_num_seqs_from(["--max-num-seqs", "9" * 5000]) is None
     # board/perf.py reads it through the same reader
     assert max_num_seqs_from_flags(["--max-num-seqs 24", "--kv-cache-dtype auto"]) == 24
     assert max_num_seqs_from_flags("--enforce-eager --max-num-seqs=12") == 12
