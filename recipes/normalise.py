@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 
 from recipes.argv import (
+    MAX_COUNT_DIGITS,
     context_len_from,
     docker_image,
     engine_args,
@@ -20,6 +22,8 @@ from recipes.argv import (
 from recipes.scrub import scrub_flags
 
 CONTEXT_FLOOR = 65536
+ABSURD_COUNT = 10**MAX_COUNT_DIGITS
+NUL_REPLACEMENT = "\ufffd"
 _DIGEST = re.compile(r"[^\s@]+@sha256:[0-9a-f]{64}")
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -82,8 +86,9 @@ def context_len_of(recipe) -> int | None:
     if from_flags is not None:
         return from_flags
     declared = recipe.get("context_len")
-    if isinstance(declared, int | float) and not isinstance(declared, bool) and declared > 0:
-        return int(declared)
+    if isinstance(declared, int | float) and not isinstance(declared, bool):
+        # Kept as declared, however wrong: ingest refuses a value outside its column's range.
+        return int(declared) if math.isfinite(declared) else ABSURD_COUNT
     return None
 
 
@@ -98,13 +103,22 @@ def normalise_recipe(raw) -> RecipeSpec | None:
         return None
     argv = serve_argv(recipe)
     return RecipeSpec(
-        engine=_engine(recipe),
-        image=_image(recipe),
+        engine=_storable(_engine(recipe)),
+        image=_storable(_image(recipe)),
         image_digest=_image_digest(recipe),
-        flags=tuple(scrub_flags(argv)),
-        drafter=_drafter(recipe, argv),
+        flags=tuple(_storable(flag) for flag in scrub_flags(argv)),
+        drafter=_storable(_drafter(recipe, argv)),
         context_len=context_len_of(recipe),
     )
+
+
+def _storable(value):
+    """NUL becomes U+FFFD (PostgreSQL text and jsonb refuse it), recursively."""
+    if isinstance(value, str):
+        return value.replace("\x00", NUL_REPLACEMENT)
+    if isinstance(value, dict):
+        return {key: _storable(item) for key, item in value.items()}
+    return value
 
 
 def _engine(recipe: dict) -> str:

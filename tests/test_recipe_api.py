@@ -182,3 +182,17 @@ def test_the_recipe_api_query_count_does_not_grow_with_its_benchmarks():
     assert reply.json()["used_by"]["benchmarks"] == 110
     assert len(reply.json()["benchmarks"]) == 100
     assert len(many) == len(few) <= 10, [q["sql"] for q in many.captured_queries]
+
+
+@LIVE
+def test_a_recipe_holding_nul_is_stored_and_served(pod, board_url, hub_answers):
+    [(board, suite, model, perf)] = only(core_job(GEMMA_816), "aeon-perf-v1")
+    perf["recipe"]["engine"] = "aeon-vllm-ultimate\x00"
+    perf["recipe"]["flags"] += ["--override-pooler-config", "a\x00b"]
+
+    answer = pod.submit_run(model, suite, board, perf)
+
+    assert answer.status == 200, answer.body
+    body = recipe_of(board_url, [answer])
+    assert body["recipe"]["engine"] == "aeon-vllm-ultimate\ufffd"
+    assert body["recipe"]["flags"][-2:] == ["--override-pooler-config", "a\ufffdb"]
