@@ -1,8 +1,9 @@
 """Reads of the board: what pages, the read API and the pod channel's answers show."""
 
+import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Min, Prefetch, Q
 
 from board.models import (
     Benchmark,
@@ -14,6 +15,9 @@ from board.models import (
     Trust,
     Verification,
 )
+from recipes.commands import assemble_commands
+from recipes.diff import diff_recipes
+from recipes.models import Recipe
 from recipes.scrub import scrub_recipe
 
 TRUE_WORDS = ("1", "true", "yes")
@@ -171,7 +175,8 @@ def benchmark_detail(public_id: str) -> BenchmarkView | None:
 
 
 def hardware_classes():
-    return HardwareClass.objects.order_by("-preset", "device_count", "name")
+    """The classes listed publicly (presets, and those holding a published benchmark)."""
+    return HardwareClass.objects.listed().order_by("-preset", "device_count", "name")
 
 
 def classes_with_benchmarks() -> set[int]:
@@ -180,7 +185,7 @@ def classes_with_benchmarks() -> set[int]:
 
 
 def hardware_class(slug: str) -> HardwareClass | None:
-    return HardwareClass.objects.filter(slug=slug).first()
+    return HardwareClass.objects.listed().filter(slug=slug).first()
 
 
 def hardware_classes_with_counts():
@@ -218,8 +223,156 @@ def recipes_in_use():
     """Recipe ids that public benchmarks point at, with how many benchmarks and pods use each."""
     return (
         Benchmark.objects.public()
-        .exclude(recipe_id="")
+        .filter(recipe__isnull=False)
         .values("recipe_id")
         .annotate(n_benchmarks=Count("id"), n_pods=Count("key_fingerprint", distinct=True))
         .order_by("-n_benchmarks", "recipe_id")
     )
+
+
+# --- recipes ------------------------------------------------------------------------------------
+
+RECIPE_BENCHMARKS_SHOWN = 100
+RECIPE_MODELS_WITH_COMMANDS = 5
+RECIPE_DIFF_PAIRS = 5
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass
+class RecipeUsage:
+    """A recipe with what the public may see of its use (docs/recipes.md, "The recipe API")."""
+
+    recipe: Recipe
+    benchmarks: list[Benchmark]
+    benchmark_count: int
+    run_count: int
+    pod_count: int
+    commands: list[dict] = field(default_factory=list)
+    previous: list[dict] = field(default_factory=list)
+
+
+def recipe_usage(recipe_id: str) -> RecipeUsage | None:
+    """A recipe used by at least one published benchmark, with its benchmarks (newest first),
+    counts, commands per model and its diffs. The number of queries is bounded: it does not grow
+    with the number of benchmarks that used the recipe."""
+    recipe = Recipe.objects.filter(pk=recipe_id).first()
+    if recipe is None:
+        return None
+    published = Benchmark.objects.public().filter(recipe=recipe)
+    totals = published.aggregate(
+        benchmarks=Count("pk"), pods=Count("key_fingerprint", distinct=True)
+    )
+    if not totals["benchmarks"]:
+        return None  # only withheld benchmarks used it: nothing to show
+    runs = Run.objects.public().filter(benchmark__in=published).count()
+    shown = list(
+        published.select_related("model", "hardware_class").order_by("-created_at", "-pk")[
+            :RECIPE_BENCHMARKS_SHOWN
+        ]
+    )
+    usage = RecipeUsage(recipe, shown, totals["benchmarks"], runs, totals["pods"])
+    usage.commands = _recipe_commands(recipe, shown)
+    usage.previous = _previous_recipes(recipe, published)
+    return usage
+
+
+def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
+    """Commands for each model (newest first, a few) the recipe served, at the commit measured."""
+    latest: dict[str, Benchmark] = {}
+    for benchmark in shown:
+        if benchmark.model.hf_repo and benchmark.model.hf_repo.lower() not in latest:
+            latest[benchmark.model.hf_repo.lower()] = benchmark
+        if len(latest) == RECIPE_MODELS_WITH_COMMANDS:
+            break
+    facts: dict[int, dict] = {}
+    for row in (
+        Run.objects.public()
+        .filter(benchmark__in=[b.pk for b in latest.values()])
+        .order_by("committed_at")
+        .values(
+            "benchmark_id",
+            "commit",
+            "hf_revision",
+            "extras__deployment_manifest__verification__revision",
+            "extras__weights_per_file",
+        )
+    ):
+        facts.setdefault(row["benchmark_id"], row)
+    spec = recipe.spec()  # assemble_commands offers only allowlisted images
+    commands = []
+    for benchmark in latest.values():
+        row = facts.get(benchmark.pk, {})
+        revision = next(
+            (
+                value.lower()
+                for value in (
+                    row.get("commit"),
+                    row.get("hf_revision"),
+                    row.get("extras__deployment_manifest__verification__revision"),
+                )
+                if isinstance(value, str) and _COMMIT.fullmatch(value.lower())
+            ),
+            None,
+        )
+        commands.append(
+            {
+                "model": benchmark.model.canonical_id,
+                "hf_repo": benchmark.model.hf_repo,
+                "revision": revision,
+                **assemble_commands(
+                    spec,
+                    hf_repo=benchmark.model.hf_repo,
+                    revision=revision,
+                    model_file=_gguf_file(row.get("extras__weights_per_file")),
+                ),
+            }
+        )
+    return commands
+
+
+def _gguf_file(per_file) -> str | None:
+    """The GGUF file llama.cpp loads (the first part of a split model)."""
+    if not isinstance(per_file, dict):
+        return None
+    ggufs = sorted(str(path) for path in per_file if str(path).endswith(".gguf"))
+    return ggufs[0] if ggufs else None
+
+
+def _previous_recipes(recipe: Recipe, published) -> list[dict]:
+    """Per model and hardware class the recipe ran on (a few), the diff against the recipe of
+    the nearest earlier benchmark of that model and class that used another recipe."""
+    pairs = (
+        published.values("model_id", "hardware_class_id")
+        .annotate(first=Min("created_at"))
+        .order_by("-first")[:RECIPE_DIFF_PAIRS]
+    )
+    previous = []
+    for pair in pairs:
+        earlier = (
+            Benchmark.objects.public()
+            .filter(
+                model_id=pair["model_id"],
+                hardware_class_id=pair["hardware_class_id"],
+                created_at__lt=pair["first"],
+                recipe__isnull=False,
+            )
+            .exclude(recipe=recipe)
+            .select_related("recipe", "model", "hardware_class")
+            .order_by("-created_at", "-pk")
+            .first()
+        )
+        if earlier is None:
+            continue
+        previous.append(
+            {
+                "model": earlier.model.canonical_id,
+                "hardware_class": {
+                    "slug": earlier.hardware_class.slug,
+                    "name": earlier.hardware_class.name,
+                },
+                "against_recipe": earlier.recipe_id,
+                "against_benchmark": earlier.public_id,
+                "diff": diff_recipes(earlier.recipe.public_spec(), recipe.public_spec()),
+            }
+        )
+    return previous

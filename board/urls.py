@@ -22,4 +22,5 @@ urlpatterns = [
         "api/v1/benchmarks/<str:benchmark_id>", api.BenchmarkDetail.as_view(), name="api-benchmark"
     ),
     path("api/v1/hardware-classes", api.HardwareClassList.as_view(), name="api-hardware-classes"),
+    path("api/v1/recipes/<str:recipe_id>", api.RecipeDetail.as_view(), name="api-recipe"),
 ]

@@ -161,6 +161,12 @@ AEON_S3_PREFIX = env_str("AEON_S3_PREFIX", "bundles/")
 AEON_HF_ENDPOINT = env_str("AEON_HF_ENDPOINT", "https://huggingface.co")
 AEON_HF_TOKEN = env_str("AEON_HF_TOKEN") or None
 
+# Container images offered to pods in recipes (repositories, comma-separated); empty: the
+# engines' stock images (docs/recipes.md, "Images").
+AEON_RECIPE_IMAGES = [
+    name.strip() for name in env_str("AEON_RECIPE_IMAGES").split(",") if name.strip()
+]
+
 AEON_SITE_URL = env_str("AEON_SITE_URL", "")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 

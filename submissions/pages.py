@@ -83,7 +83,12 @@ def pod_page(request, fingerprint: str):
 
 @require_GET
 def run_bundle(request, run_id: str):
-    """The run's final signed bundle, byte for byte, as a download that no browser renders."""
+    """The run's final signed bundle, byte for byte, as a download that no browser renders.
+
+    Moderators only: the signed bytes hold what is never published (job_sig, job_group, host
+    paths in raw commands), and a scrubbed copy would no longer verify (docs/trust-anchor.md)."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        raise Http404("raw bundles are evidence, kept for moderators")
     digest = selectors.public_bundle_sha256(run_id)
     if not digest:
         raise Http404("no such run")
@@ -102,6 +107,6 @@ def run_bundle(request, run_id: str):
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="aeon-run-{run_id}.json"'
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
-    response["Cache-Control"] = "public, max-age=86400"
+    response["Cache-Control"] = "private, no-store"
     response["X-Aeon-Bundle-Sha256"] = digest
     return response
