@@ -18,6 +18,7 @@ from board.serializers import (
     ChampionListSerializer,
     HardwareClassSerializer,
     PodChampionListSerializer,
+    RecipeDetailSerializer,
     RunSerializer,
 )
 
@@ -73,18 +74,33 @@ class BenchmarkDetail(generics.RetrieveAPIView):
     lookup_url_kwarg = "benchmark_id"
 
     def get_object(self):
-        benchmark = selectors.benchmark_detail(self.kwargs["benchmark_id"])
-        if benchmark is None:
+        detail = selectors.benchmark_detail(self.kwargs["benchmark_id"])
+        if detail is None:
             raise NotFound("no such benchmark")
-        return benchmark
+        return detail.benchmark
 
 
 class HardwareClassList(generics.ListAPIView):
-    """Every hardware class, presets first."""
+    """The hardware classes on the board: the presets, and every class holding a published
+    benchmark; presets first."""
 
     serializer_class = HardwareClassSerializer
     pagination_class = None
     queryset = selectors.hardware_classes()
+
+
+class RecipeDetail(generics.GenericAPIView):
+    """A recipe: its JSON (as pods apply it), the benchmarks that used it ("used by 4 runs on 3
+    pods"), the commands that reproduce it per model, and the diff against the nearest earlier
+    recipe of each model and hardware class it ran on."""
+
+    serializer_class = RecipeDetailSerializer
+
+    def get(self, request, recipe_id: str):
+        usage = selectors.recipe_usage(recipe_id)
+        if usage is None:
+            raise NotFound("no such recipe")
+        return Response(self.get_serializer(usage).data)
 
 
 MAX_QUERY_LENGTH = 300

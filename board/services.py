@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
@@ -39,14 +39,21 @@ from board.models import (
     Trust,
     Verification,
 )
-from board.perf import PerfRowError, max_num_seqs_from_flags, summarise_perf
+from board.perf import PerfRowError, summarise_perf
 from board.quality import score_agentic, score_text_run
-from recipes.normalise import CONTEXT_FLOOR, context_len_of, flag_value
-from recipes.scrub import find_secrets, scrub_flags
+from recipes.argv import option_value
+from recipes.commands import VLLM_ENGINES, assemble_commands
+from recipes.images import offered_image
+from recipes.models import Recipe
+from recipes.normalise import CONTEXT_FLOOR, context_len_of, max_num_seqs_of
+from recipes.scrub import DRAFTER_PATH, mask_host_paths, public_name
+from recipes.secret_scan import find_bundle_secrets
+from recipes.services import recipe_for
 
 MIN_COVERAGE = 0.90
 AGENTIC_TESTED_ABOVE = 5.0  # every harness at or below this many points: "agentic untested"
-# A second job_group of the same key, model and hardware within this window resumes a job.
+# A second job_group of the same key, model, hardware, weights and recipe within this window
+# resumes a job.
 RESUME_WINDOW = timedelta(hours=72)
 
 
@@ -58,9 +65,8 @@ def check_bundle(*, board: str, bundle: dict) -> None:
     """Board rules a bundle must pass before it is committed (design.md §3.7 rule 1)."""
     if board != "perf":
         return
-    recipe = bundle.get("recipe") if isinstance(bundle.get("recipe"), dict) else {}
     try:
-        summarise_perf(bundle.get("results") or [], max_num_seqs_from_flags(recipe.get("flags")))
+        summarise_perf(bundle.get("results") or [], max_num_seqs_of(bundle.get("recipe")))
     except PerfRowError as exc:
         raise BundleRuleError(f"{exc.pointer}: {exc.message}") from None
 
@@ -99,11 +105,8 @@ def record_run(
         _text(hardware.get("detected_label")), _text(hardware.get("label"))
     )
     suite = Suite.objects.filter(suite_id=suite_id).first() if suite_id else None
-    secrets = (
-        find_secrets(recipe, "/recipe")
-        + find_secrets(environment, "/environment")
-        + find_secrets(bundle.get("deployment_manifest"), "/deployment_manifest")
-    )
+    # Every string of the bundle, checkpoint-only rows included (docs/recipes.md, "Secrets").
+    secrets = find_bundle_secrets(bundle, rows)
     target_class = _text(bundle.get("target_class"))
     hf_repo = _text(bundle.get("hf_repo"))
     verification = (
@@ -115,7 +118,7 @@ def record_run(
     run = Run(
         run_id=run_id,
         key_fingerprint=key_fingerprint,
-        model_name=storable(model),
+        model_name=storable(public_name(model))[:300],
         board=board,
         suite_id=suite_id,
         job_sig=bundle["job_sig"].lower() if isinstance(bundle.get("job_sig"), str) else None,
@@ -128,7 +131,7 @@ def record_run(
         harness=storable(_text(bundle.get("harness")))[:60],
         target_class=storable(target_class)[:40],
         hardware_label=storable(
-            _text(hardware.get("detected_label")) or _text(hardware.get("label"))
+            mask_host_paths(_text(hardware.get("detected_label")) or _text(hardware.get("label")))
         )[:300],
         claimed_hardware=claimed,
         hf_repo=storable(hf_repo)[:300],
@@ -144,14 +147,16 @@ def record_run(
     run.quality = _quality_of(run, rows, suite)
     summary = None
     if board == "perf":
-        summary = summarise_perf(rows, max_num_seqs_from_flags((recipe or {}).get("flags")))
+        summary = summarise_perf(rows, max_num_seqs_of(recipe))
         run.perf = _perf_json(summary)
     run.trust = decide_trust(run)
-    run.benchmark = _benchmark_for(run, spec, model, hf_repo)
-    run.save()
-    Result.objects.bulk_create(
-        [_result_of(run, position, row) for position, row in enumerate(rows)], batch_size=500
+    identity = BenchmarkIdentity(
+        weight_set=weight_set_of(bundle, run.weights_hash),
+        recipe=recipe_for(raw_recipe=bundle.get("recipe"), seen_at=committed_at),
     )
+    run.benchmark = _benchmark_for(run, spec, public_name(model), hf_repo, identity)
+    run.save()
+    _insert_results(run, rows)
     if summary is not None:
         PerfCohort.objects.bulk_create([_cohort_of(run, cohort) for cohort in summary.cohorts])
     benchmark = refresh_benchmark(run.benchmark_id)
@@ -281,6 +286,68 @@ def _cohort_of(run: Run, cohort) -> PerfCohort:
     )
 
 
+RESULT_COLUMNS = (
+    "run_id",
+    "position",
+    "case_id",
+    "category",
+    "tier",
+    "status",
+    "score",
+    "creativity",
+    "raw_output",
+    "evidence",
+    "speed",
+    "extras",
+)
+
+
+def _insert_results(run: Run, rows: list[dict]) -> None:
+    """Every per-case row in one bulk write: COPY on PostgreSQL (no SQL text to build and parse
+    per row, each JSON value serialised once), bulk_create elsewhere."""
+    if connection.vendor != "postgresql":
+        Result.objects.bulk_create(
+            [_result_of(run, position, row) for position, row in enumerate(rows)], batch_size=500
+        )
+        return
+    statement = f"COPY {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}) FROM STDIN"
+    # The raw psycopg cursor: its errors are turned into Django's like any query's.
+    with (
+        connection.cursor() as cursor,
+        connection.wrap_database_errors,
+        cursor.cursor.copy(statement) as copy,
+    ):
+        for position, row in enumerate(rows):
+            tier = row.get("tier")
+            copy.write_row(
+                (
+                    run.pk,
+                    position,
+                    storable(row["case_id"]),
+                    storable(row.get("category") or ""),
+                    tier if isinstance(tier, int) else None,
+                    storable(row["status"]),
+                    row.get("score"),
+                    row.get("creativity"),
+                    (row.get("raw_output") or "").encode("utf-8"),
+                    _jsonb_text(row.get("evidence")),
+                    _jsonb_text(row.get("speed")),
+                    _jsonb_text({k: v for k, v in row.items() if k not in Result.ROW_FIELDS}),
+                )
+            )
+
+
+def _jsonb_text(value) -> str | None:
+    """JSON text PostgreSQL's jsonb accepts; the storable copy is made only when needed."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except ValueError:  # NaN or an infinity
+        return json.dumps(storable(value))
+    return json.dumps(storable(value)) if "\\u0000" in text else text
+
+
 def _result_of(run: Run, position: int, row: dict) -> Result:
     return Result(
         run=run,
@@ -333,49 +400,115 @@ def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
     return bench_model
 
 
-def _benchmark_for(run: Run, spec: HardwareClassSpec, model_name: str, hf_repo: str) -> Benchmark:
-    """The benchmark of the run's (key, job_group), locked for this transaction so concurrent
-    commits of one job rewrite its summary one after the other."""
+@dataclass(frozen=True)
+class BenchmarkIdentity:
+    """What every run of one benchmark shares beyond key, model and hardware: one weight set and
+    one serving recipe (docs/recipes.md, "One benchmark, one weight set, one recipe")."""
+
+    weight_set: str
+    recipe: Recipe | None
+
+    @property
+    def recipe_id(self) -> str | None:
+        return self.recipe.pk if self.recipe is not None else None
+
+    def matches(self, benchmark: Benchmark) -> bool:
+        return benchmark.weight_set == self.weight_set and benchmark.recipe_id == self.recipe_id
+
+
+def weight_set_of(bundle: dict, weights_hash: str) -> str:
+    """The run's weight set: its weights_hash, or for a frontier API the endpoint it asked
+    (provider, model and base URL, hashed so the URL itself is never stored here)."""
+    if weights_hash:
+        return weights_hash.lower()
+    if bundle.get("target_class") != "remote_api":
+        return ""
+    environment = bundle.get("environment") if isinstance(bundle.get("environment"), dict) else {}
+    declared = bundle.get("frontier") if isinstance(bundle.get("frontier"), dict) else {}
+    seen = environment.get("frontier") if isinstance(environment.get("frontier"), dict) else {}
+    endpoint = {
+        "provider": declared.get("provider") or seen.get("provider"),
+        "model": declared.get("model") or seen.get("model"),
+        "base_url": seen.get("base_url") or declared.get("base_url"),
+    }
+    digest = hashlib.sha256(json.dumps(endpoint, sort_keys=True, default=str).encode()).hexdigest()
+    return "endpoint:" + digest[:32]
+
+
+def _benchmark_for(
+    run: Run,
+    spec: HardwareClassSpec,
+    model_name: str,
+    hf_repo: str,
+    identity: BenchmarkIdentity,
+) -> Benchmark:
+    """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
+    this transaction so concurrent commits of one job rewrite its summary one after the other.
+    A run of the same group with other weights or another recipe starts its own benchmark."""
     group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
-    existing = BenchmarkGroup.objects.filter(
-        key_fingerprint=run.key_fingerprint, job_group=group
+    existing = Benchmark.objects.filter(
+        groups__key_fingerprint=run.key_fingerprint,
+        groups__job_group=group,
+        weight_set=identity.weight_set,
+        recipe_id=identity.recipe_id,
     ).first()
     if existing is not None:
-        return Benchmark.objects.select_for_update().get(pk=existing.benchmark_id)
+        return Benchmark.objects.select_for_update().get(pk=existing.pk)
     bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
     hardware_class = hardware_class_for(spec)
-    benchmark = _resumed_benchmark(run, bench_model, hardware_class)
+    benchmark = _resumed_benchmark(run, bench_model, hardware_class, identity)
     if benchmark is None:
-        public_id = hashlib.sha256(f"{run.key_fingerprint}:{group}".encode()).hexdigest()[:12]
-        try:
-            with transaction.atomic():
-                benchmark = Benchmark.objects.create(
-                    public_id=public_id,
-                    key_fingerprint=run.key_fingerprint,
-                    model=bench_model,
-                    hardware_class=hardware_class,
-                    hardware_label=run.hardware_label,
-                    created_at=run.committed_at,
-                )
-        except IntegrityError:  # a concurrent commit of this job created it first
-            benchmark = Benchmark.objects.get(public_id=public_id)
+        benchmark = _new_benchmark(run, group, bench_model, hardware_class, identity)
     try:
         with transaction.atomic():
             BenchmarkGroup.objects.create(
                 key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark
             )
-    except IntegrityError:  # another commit of this job created the group (and its benchmark) first
-        benchmark = BenchmarkGroup.objects.get(
-            key_fingerprint=run.key_fingerprint, job_group=group
-        ).benchmark
+    except IntegrityError:  # another commit of this job linked the group first
+        pass
     return Benchmark.objects.select_for_update().get(pk=benchmark.pk)
 
 
+def _new_benchmark(
+    run: Run,
+    group: str,
+    bench_model: BenchModel,
+    hardware_class: HardwareClass,
+    identity: BenchmarkIdentity,
+) -> Benchmark:
+    """A benchmark with a public id stable across rebuilds: from key and group, and for a second
+    weight set or recipe within the group, from those too."""
+    base = f"{run.key_fingerprint}:{group}"
+    for seed in (base, f"{base}:{identity.weight_set}:{identity.recipe_id or ''}"):
+        public_id = hashlib.sha256(seed.encode()).hexdigest()[:12]
+        try:
+            with transaction.atomic():
+                return Benchmark.objects.create(
+                    public_id=public_id,
+                    key_fingerprint=run.key_fingerprint,
+                    model=bench_model,
+                    hardware_class=hardware_class,
+                    hardware_label=run.hardware_label,
+                    weight_set=identity.weight_set,
+                    recipe=identity.recipe,
+                    created_at=run.committed_at,
+                )
+        except IntegrityError:
+            taken = Benchmark.objects.get(public_id=public_id)
+            if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
+                return taken  # a concurrent commit of this job created it first
+    raise IntegrityError(f"no free public id for {base}")
+
+
 def _resumed_benchmark(
-    run: Run, bench_model: BenchModel, hardware_class: HardwareClass
+    run: Run,
+    bench_model: BenchModel,
+    hardware_class: HardwareClass,
+    identity: BenchmarkIdentity,
 ) -> Benchmark | None:
     """A resumed job sends its later bundles under a second job_group: attach them to the recent
-    benchmark of the same key, model and hardware that does not yet hold this kind of run."""
+    benchmark of the same key, model, hardware, weight set and recipe that does not yet hold
+    this kind of run."""
     if not run.job_group:
         return None
     candidate = (
@@ -383,6 +516,8 @@ def _resumed_benchmark(
             key_fingerprint=run.key_fingerprint,
             model=bench_model,
             hardware_class=hardware_class,
+            weight_set=identity.weight_set,
+            recipe_id=identity.recipe_id,
             created_at__gte=run.committed_at - RESUME_WINDOW,
         )
         .order_by("-created_at")
@@ -398,7 +533,9 @@ def _resumed_benchmark(
 def refresh_benchmark(benchmark_id: int) -> Benchmark:
     """Rewrite a benchmark's summary from its runs (design.md §3.5–§3.7). Call inside a
     transaction holding the benchmark's row lock."""
-    benchmark = Benchmark.objects.select_related("hardware_class", "model").get(pk=benchmark_id)
+    benchmark = Benchmark.objects.select_related("hardware_class", "model", "recipe").get(
+        pk=benchmark_id
+    )
     all_runs = list(benchmark.runs.order_by("committed_at", "pk"))
     _apply_flags(benchmark, all_runs)
     runs = [r for r in all_runs if not r.flagged]  # a flagged run is shown, never counted
@@ -523,9 +660,7 @@ def refresh_benchmark(benchmark_id: int) -> Benchmark:
     benchmark.completed_at = (
         max(qualifying_text.committed_at, perf.committed_at) if complete else None
     )
-    benchmark.recipe_applicable = recipe_is_applicable(
-        recipe_run.extras.get("recipe") if recipe_run else None
-    )
+    benchmark.recipe_applicable = recipe_is_applicable(benchmark.recipe, benchmark.model)
     benchmark.save()
     return benchmark
 
@@ -546,19 +681,17 @@ def _apply_flags(benchmark: Benchmark, runs: list[Run]) -> None:
             Run.objects.filter(pk=run.pk).update(flagged=flagged)
 
 
-VLLM_ENGINES = frozenset({"vllm", "aeon-vllm-ultimate", "vllm-rocm"})
-
-
-def recipe_is_applicable(recipe) -> bool:
-    """docs/champions.md: someone else can apply the recipe — a vLLM recipe has flags left after
-    scrubbing, any other engine sent the command it served with."""
-    if not isinstance(recipe, dict):
+def recipe_is_applicable(recipe: Recipe | None, model: BenchModel) -> bool:
+    """docs/champions.md: someone else can apply the recipe — a vLLM recipe keeps flags once
+    scrubbed, any other engine has a command the board can assemble."""
+    if recipe is None:
         return False
-    if recipe.get("engine") in VLLM_ENGINES:
-        flags = recipe.get("flags")
-        return bool(scrub_flags(flags if isinstance(flags, list) else []))
-    command = recipe.get("command")
-    return isinstance(command, list) and bool(command)
+    if recipe.engine in VLLM_ENGINES:
+        return bool(recipe.flags)
+    commands = assemble_commands(
+        recipe.spec(), hf_repo=model.hf_repo or model.canonical_id, revision=None
+    )
+    return bool(recipe.flags) or bool(commands["docker_run"] or commands["bare_metal"])
 
 
 def _text_qualifies(run: Run) -> bool:
@@ -821,7 +954,7 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
                 benchmark=data["public_id"],
                 model=data["model__canonical_id"],
                 pod=data["key_fingerprint"],
-                recipe=data["recipe_id"],
+                recipe=data["recipe_id"] or "",
                 completed_at=data["completed_at"] or data["submitted_at"] or NEVER,
                 ranked=data["ranked"] and not data["flagged"],
                 applicable=data["recipe_applicable"],
@@ -976,17 +1109,16 @@ class _ChampionFacts:
 
     benchmark: Benchmark
     perf_run: Run | None
-    recipe: dict
     peak_cell: dict | None
 
 
 def _champion_facts(pks) -> dict[str, _ChampionFacts]:
-    benchmarks = list(Benchmark.objects.select_related("model").filter(pk__in=list(pks)))
+    benchmarks = list(Benchmark.objects.select_related("model", "recipe").filter(pk__in=list(pks)))
     perf_runs = {
         run.run_id: run
         for run in Run.objects.filter(
             run_id__in=[b.perf_run_id for b in benchmarks if b.perf_run_id]
-        )
+        ).only("run_id", "hf_revision", "committed_at")
     }
     cells = {
         (run_id, label): {"category": category, "conc": conc}
@@ -994,17 +1126,14 @@ def _champion_facts(pks) -> dict[str, _ChampionFacts]:
             run__run_id__in=list(perf_runs)
         ).values_list("run__run_id", "label", "category", "conc")
     }
-    facts = {}
-    for benchmark in benchmarks:
-        perf_run = perf_runs.get(benchmark.perf_run_id)
-        recipe = perf_run.extras.get("recipe") if perf_run else None
-        facts[benchmark.public_id] = _ChampionFacts(
+    return {
+        benchmark.public_id: _ChampionFacts(
             benchmark=benchmark,
-            perf_run=perf_run,
-            recipe=recipe if isinstance(recipe, dict) else {},
+            perf_run=perf_runs.get(benchmark.perf_run_id),
             peak_cell=cells.get((benchmark.perf_run_id, benchmark.peak_cohort)),
         )
-    return facts
+        for benchmark in benchmarks
+    }
 
 
 def _crown_summary(reign: Reign, axis: Axis, facts: _ChampionFacts, reproduction) -> dict:
@@ -1027,7 +1156,7 @@ def _crown_summary(reign: Reign, axis: Axis, facts: _ChampionFacts, reproduction
         "composite": holder.composite,
         "since": api_datetime(reign.since),
         "recipe_id": holder.recipe or None,
-        "recipe": public_recipe(facts.recipe),
+        "recipe": facts.benchmark.recipe.public_json() if facts.benchmark.recipe else None,
         "reproductions": {
             "pods": pods,
             "benchmark_ids": ids,
@@ -1039,7 +1168,8 @@ def _crown_summary(reign: Reign, axis: Axis, facts: _ChampionFacts, reproduction
 
 def _pod_recipe(reign: Reign, hardware_class: HardwareClass, facts: _ChampionFacts) -> dict:
     """One entry of the pods' champion list, field for field as docs/champions.md lists them."""
-    benchmark, recipe, perf_run = facts.benchmark, facts.recipe, facts.perf_run
+    benchmark, recipe, perf_run = facts.benchmark, facts.benchmark.recipe, facts.perf_run
+    drafter = recipe.drafter
     return {
         "hardware": benchmark.hardware_label,
         "hw_bucket": hardware_class.name,
@@ -1047,11 +1177,11 @@ def _pod_recipe(reign: Reign, hardware_class: HardwareClass, facts: _ChampionFac
         "canonical": benchmark.model.canonical_id,
         "hf_repo": benchmark.model.hf_repo or None,
         "hf_revision": (perf_run.hf_revision if perf_run else "") or None,
-        "engine": recipe.get("engine"),
-        "image": recipe.get("image"),
-        "serve_flags": _scrubbed_flags(recipe),
-        "spec_decode": recipe.get("spec_decode"),
-        "drafter": drafter_of(recipe),
+        "engine": recipe.engine,
+        "image": offered_image(recipe.image or None)[0],
+        "serve_flags": list(recipe.flags),
+        "spec_decode": drafter["method"] if drafter else None,
+        "drafter": (drafter | {"uses_drafter": _uses_drafter(recipe)}) if drafter else None,
         "peak_agg_tps": reign.measure.value,
         "peak_agg_cell": facts.peak_cell,
         "quality": benchmark.composite,
@@ -1062,61 +1192,23 @@ def _pod_recipe(reign: Reign, hardware_class: HardwareClass, facts: _ChampionFac
     }
 
 
+def _uses_drafter(recipe: Recipe) -> bool:
+    """A drafter model is loaded: named on the Hub, or mounted at /drafter by the config."""
+    if (recipe.drafter or {}).get("repo"):
+        return True
+    try:
+        config = json.loads(option_value(recipe.flags, ("--speculative-config",)) or "{}")
+    except ValueError:
+        return False
+    return isinstance(config, dict) and config.get("model") == DRAFTER_PATH
+
+
 def api_datetime(moment: datetime | None) -> str | None:
     """ISO 8601 with a Z, as the rest of the read API writes datetimes."""
     if moment is None:
         return None
     text = moment.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
-# What a public surface says of a recipe, read from the pod's recipe dict through the recipes
-# app's scrubbing. (The recipes branch's content-addressed Recipe replaces these readers.)
-
-
-def _scrubbed_flags(recipe: dict) -> list[str]:
-    flags = recipe.get("flags")
-    return scrub_flags(flags if isinstance(flags, list) else [])
-
-
-def drafter_of(recipe: dict) -> dict | None:
-    """The speculative-decoding drafter {method, repo, revision, n, uses_drafter}, or None."""
-    flags = recipe.get("flags") if isinstance(recipe.get("flags"), list) else []
-    config = {}
-    raw_config = flag_value(flags, ("--speculative-config",))
-    if raw_config:
-        try:
-            parsed = json.loads(raw_config)
-        except ValueError:
-            parsed = None
-        config = parsed if isinstance(parsed, dict) else {}
-    method = recipe.get("spec_decode_method") or recipe.get("spec_decode") or config.get("method")
-    repo = recipe.get("drafter_repo")
-    if not (method or repo):
-        return None
-    n = recipe.get("spec_decode_n") or config.get("num_speculative_tokens")
-    return {
-        "method": method,
-        "repo": repo,
-        "revision": recipe.get("drafter_revision"),
-        "n": n,
-        "uses_drafter": bool(repo or recipe.get("drafter") or config.get("model")),
-    }
-
-
-def public_recipe(recipe: dict) -> dict:
-    """The recipe JSON the champion API shows: engine, image, scrubbed flags, drafter, context."""
-    drafter = drafter_of(recipe)
-    return {
-        "engine": recipe.get("engine"),
-        "image": recipe.get("image"),
-        "image_digest": recipe.get("image_digest"),
-        "flags": _scrubbed_flags(recipe),
-        "drafter": (
-            {key: drafter[key] for key in ("method", "repo", "revision", "n")} if drafter else None
-        ),
-        "context_len": context_len_of(recipe),
-    }
 
 
 __all__ = [

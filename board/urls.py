@@ -1,12 +1,22 @@
 from django.urls import path
 
-from board import api, views
+from board import api, exports, views
 from board.answer_cache import cached_answer
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("hardware/", views.hardware_index, name="hardware-index"),
+    path("hardware/<slug:slug>/", views.hardware_page, name="hardware"),
+    path("models/", views.models_index, name="models"),
+    # Canonical ids are `org/name` (a Hugging Face repo) or a declared model name.
+    path("models/<path:canonical_id>/", views.model_page, name="model"),
     path("benchmarks/<str:benchmark_id>/", views.benchmark_page, name="benchmark"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
+    path("recipes/", views.recipes_index, name="recipes-index"),
+    path("compare/", views.compare, name="compare"),
+    path("methodology/", views.methodology_page, name="methodology"),
+    path("api/v1/benchmarks.csv", exports.benchmarks_csv, name="export-csv"),
+    path("api/v1/benchmarks.json", exports.benchmarks_json, name="export-json"),
     path("api/v1/runs/<str:run_id>", api.RunDetail.as_view(), name="api-run"),
     path("api/v1/benchmarks", cached_answer(api.BenchmarkList.as_view()), name="api-benchmarks"),
     path(
@@ -24,5 +34,10 @@ urlpatterns = [
         "api/recipes/champions",
         cached_answer(api.ChampionRecipes.as_view()),
         name="api-champion-recipes",
+    ),
+    path(
+        "api/v1/recipes/<str:recipe_id>",
+        cached_answer(api.RecipeDetail.as_view()),
+        name="api-recipe",
     ),
 ]

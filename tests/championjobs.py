@@ -59,6 +59,7 @@ GEMMA_816_AGAIN = replace(
 
 QWEN_NEXT = DEMO_MODELS[2]  # composite 84.5: the quality champion of the Spark
 QWEN_35B = DEMO_MODELS[1]  # 116 tok/s single-stream
+QWEN_27B_MTP = DEMO_MODELS[4]  # MTP speculation on an image off the allowlist
 # Gemma-4-12B answering its first token in about 60 ms.
 GEMMA_12B_QUICK = replace(
     DEMO_MODELS[3],

@@ -158,6 +158,44 @@ def test_a_second_pod_on_the_816_recipe_reproduces_it_and_the_crown_stays(pod, m
     assert [reign["value"] for reign in found["history"]] == [33.0, 517.0, 816.0]
     other = crown(board_url, SPARK, "quality")
     assert other["reproductions"]["pods"] == 2
+    recipe = read_api(board_url, f"/api/v1/recipes/{found['recipe_id']}").body
+    assert recipe["reproductions"] == [
+        {
+            "hardware_class": {"slug": SPARK, "name": "Single DGX Spark"},
+            "model": GEMMA,
+            "pods": 2,
+            "benchmark_ids": [b816, again],
+            "spreads": recipe["reproductions"][0]["spreads"],
+            "summary": "reproduced by 2 pods, spread 1.8 %",
+        }
+    ]
+    assert recipe["reproductions"][0]["spreads"]["throughput"] == {
+        "min": 801.0,
+        "max": 816.0,
+        "relative": pytest.approx(15 / 816),
+    }
+    assert recipe["diffs"]["champion"] == []  # it holds the crown itself
+
+
+def test_a_recipe_says_how_it_differs_from_the_class_champion(pod, board_url):
+    _, b517, b816 = submit_seed_line(pod)
+    champion = crown(board_url, SPARK, "throughput")
+    recipe_517 = read_api(board_url, f"/api/v1/benchmarks/{b517}").body["recipe_id"]
+
+    recipe = read_api(board_url, f"/api/v1/recipes/{recipe_517}").body
+
+    [against] = recipe["diffs"]["champion"]
+    assert (against["against_benchmark"], against["against_recipe"]) == (
+        b816,
+        champion["recipe_id"],
+    )
+    assert against["hardware_class"]["slug"] == SPARK
+    diff = against["diff"]
+    assert {(c["flag"], c["from"], c["to"]) for c in diff["changed"]} == {
+        ("--max-num-batched-tokens", "32768", "8192")
+    }
+    assert {a["flag"] for a in diff["removed"]} == {"--enable-chunked-prefill", "--moe-backend"}
+    assert recipe["reproductions"][0]["summary"] == "measured by one pod only"
 
 
 def test_a_recipe_measured_by_one_pod_only_says_so(pod, board_url):

@@ -13,6 +13,7 @@ from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import (
     GEMMA_816,
     H100,
+    QWEN_27B_MTP,
     QWEN_35B,
     QWEN_NEXT,
     RTX_5090,
@@ -179,7 +180,51 @@ def test_the_list_is_one_entry_per_label_and_model_grouped_by_label_best_through
         {"2× RTX 5090 32GB", DUAL_SPARK, "NVIDIA H100 80GB HBM3", "RTX 5090 32GB", SINGLE_SPARK}
     )
     sglang = answer.body["champions"][0]
-    assert (sglang["engine"], sglang["serve_flags"], sglang["drafter"]) == ("sglang", [], None)
+    assert (sglang["engine"], sglang["image"], sglang["drafter"]) == (
+        "sglang",
+        "lmsysorg/sglang:v0.5.3-cu129",
+        None,
+    )
+    # SGLang sends no flags: they are read from its command, scrubbed of host, port and paths.
+    assert sglang["serve_flags"] == [
+        "--tp",
+        "2",
+        "--context-length",
+        "65536",
+        "--mem-fraction-static",
+        "0.88",
+        "--max-running-requests",
+        "32",
+        "--reasoning-parser",
+        "qwen3",
+        "--tool-call-parser",
+        "qwen25",
+    ]
+
+
+def test_a_champion_on_an_image_off_the_allowlist_is_offered_without_it(pod, board_url):
+    submit(pod, QWEN_27B_MTP, "2026-10-11T09:00:00Z")
+
+    [entry] = pod_champions(pod, SINGLE_SPARK).body["champions"]
+    [crown] = read_api(board_url, "/api/v1/champions?hardware=dgx-spark-x1&axis=throughput").body[
+        "champions"
+    ]
+
+    assert (entry["canonical"], entry["image"], entry["engine"]) == (
+        "qwen/qwen3.6-27b",
+        None,
+        "aeon-vllm-ultimate",
+    )
+    assert entry["drafter"] == {
+        "method": "mtp",
+        "repo": None,
+        "revision": None,
+        "n": 2,
+        "uses_drafter": False,
+    }
+    assert crown["recipe"]["image"] is None
+    assert "not on this board's list" in crown["recipe"]["image_note"]
+    assert "spark-lab" not in json.dumps(crown)
 
 
 HARDWARE_QUERIES = [

@@ -3,7 +3,8 @@
 Built on the published DGX Spark figures of shared/demo-figures.md plus a few plausible entries
 on other hardware. Every bundle is the pod's `bundle` object without `run_id`, `run_nonce` and
 `final` (the pod client adds those). Used by the demo loader (`make run`), the benchmark command
-and the tests; pure standard library so it imports without Django.
+and the tests; standard library plus the argv reader (recipes/argv.py), so it imports without
+Django.
 
 The same arguments always give identical bundles: every random draw comes from a
 `random.Random` seeded with `seed` plus a stable hash of the model line and the section.
@@ -20,6 +21,8 @@ import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
+
+from recipes.argv import max_num_seqs_from
 
 TEXT_SUITE_ID = "aeon-suite-v4"
 AGENTIC_SUITE_ID = "aeon-agentic-v2.5"
@@ -271,19 +274,11 @@ class DemoModel:
 
     @property
     def max_num_seqs(self) -> int | None:
-        value = _flag_value(self.flags, "--max-num-seqs")
-        return int(value) if value is not None else None
+        return max_num_seqs_from(self.flags)
 
     @property
     def peak_cohort(self) -> str:
         return f"{self.peak_category} @ c{self.peak_conc}"
-
-
-def _flag_value(argv: tuple[str, ...] | list[str], name: str) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
-    return None
 
 
 _DECODE_SHAPES = {
