@@ -4,9 +4,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from board.models import Benchmark, HardwareClass, PerfCohort, Result, Run
-from recipes.scrub import public_output, public_timeline, public_value, scrub_extras
-
-SUSTAINED_TIMELINE = "perf.sustained.timeline"
+from board.public import public_evidence, public_perf
+from recipes.scrub import public_output, scrub_extras
 
 
 class ResultSerializer(serializers.ModelSerializer):
@@ -26,8 +25,7 @@ class ResultSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"oneOf": [{"type": "object"}, {"type": "array"}], "nullable": True})
     def get_evidence(self, result: Result):
-        evidence = public_output(result.evidence)
-        return public_timeline(evidence) if result.case_id == SUSTAINED_TIMELINE else evidence
+        return public_evidence(result)
 
     @extend_schema_field({"type": "object", "nullable": True})
     def get_speed(self, result: Result):
@@ -77,14 +75,7 @@ class RunSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"type": "object"})
     def get_perf(self, run: Run) -> dict:
-        perf = dict(run.perf or {})
-        other = perf.get("other")
-        if isinstance(other, dict):
-            perf["other"] = {
-                case_id: public_timeline(evidence) if case_id == SUSTAINED_TIMELINE else evidence
-                for case_id, evidence in public_value(other).items()
-            }
-        return perf
+        return public_perf(run)
 
 
 class HardwareClassSerializer(serializers.ModelSerializer):

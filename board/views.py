@@ -10,6 +10,8 @@ from board import glossary, methodology, selectors
 from board.charts import comparison_chart, perf_charts
 from board.hardware import Family
 from board.models import Badge, SuiteKind
+from board.public import public_evidence
+from recipes.scrub import public_output
 
 BADGE_LABELS = dict(Badge.choices)
 PAGE_SIZE = 50
@@ -218,13 +220,14 @@ def run_page(request, run_id: str):
     page = Paginator(results, CASES_PER_PAGE).get_page(request.GET.get("page"))
     cases = []
     for result in page.object_list:
-        answer = result.raw_text
+        answer = public_output(result.raw_text)
         whole = bool(case_id) or len(answer) <= ANSWER_PREVIEW_CHARS
         cases.append(
             {
                 "result": result,
                 "answer": answer if whole else answer[:ANSWER_PREVIEW_CHARS],
                 "cut": 0 if whole else len(answer) - ANSWER_PREVIEW_CHARS,
+                "evidence": public_evidence(result),
             }
         )
     categories = [c["category"] for c in run.quality.get("categories") or []]

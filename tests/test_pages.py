@@ -6,10 +6,10 @@ import hashlib
 import io
 import json
 import re
-import urllib.request
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.db import connection
@@ -160,22 +160,28 @@ def test_a_spreadsheet_formula_in_a_model_name_is_exported_as_text(pod, board_ur
     assert row["model"] == '\'=HYPERLINK("http://x")'
 
 
-def test_a_raw_bundle_downloads_byte_for_byte_and_never_renders(pod, board_url):
+def test_a_raw_bundle_downloads_byte_for_byte_for_moderators_only(pod, board_url, client):
     prefill_hub_cache()
     answers = submit_job(pod, core_job(DEMO_MODELS[0]))
     run_id = answers[1].body["run_id"]
     detail = read_api(board_url, f"/api/v1/runs/{run_id}").body
-    with urllib.request.urlopen(f"{board_url}/runs/{run_id}/bundle.json") as response:
-        body = response.read()
-        headers = response.headers
+    # The signed bytes hold job_sig, job_group and raw commands: never public.
+    assert read_api(board_url, f"/runs/{run_id}/bundle.json").status == 404
+    client.force_login(
+        get_user_model().objects.create_user("moderator", password="x" * 12, is_staff=True)
+    )
+    response = client.get(f"/runs/{run_id}/bundle.json")
+    body = response.content
+    assert response.status_code == 200
     assert hashlib.sha256(body).hexdigest() == detail["bundle_sha256"]
-    assert headers["Content-Type"] == "application/json"
-    assert headers["Content-Disposition"] == f'attachment; filename="aeon-run-{run_id}.json"'
-    assert "sandbox" in headers["Content-Security-Policy"]
-    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Type"] == "application/json"
+    assert response["Content-Disposition"] == f'attachment; filename="aeon-run-{run_id}.json"'
+    assert "sandbox" in response["Content-Security-Policy"]
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert "private" in response["Cache-Control"]
     envelope = json.loads(body)
     assert envelope["bundle"]["run_id"] == run_id and envelope["signature"]
-    assert read_api(board_url, "/runs/nosuchrun/bundle.json").status == 404
+    assert client.get("/runs/nosuchrun/bundle.json").status_code == 404
 
 
 def test_a_withheld_run_offers_no_page_and_no_bundle(pod, board_url):
