@@ -178,7 +178,8 @@ if CACHE_URL:
         "default": {
             "BACKEND": "config.redis_cache.ReusedClientRedisCache",
             "LOCATION": CACHE_URL,
-            "KEY_PREFIX": "aeon",
+            # Two boards sharing one Redis never share answers: the prefix names the database.
+            "KEY_PREFIX": "aeon:" + Path(str(DATABASES["default"]["NAME"])).name,
         }
     }
 else:

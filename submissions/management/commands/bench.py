@@ -139,10 +139,10 @@ class Command(BaseCommand):
         }
         env.pop("CELERY_BROKER_URL", None)  # recompute inline while loading
         (workdir / "floor").mkdir()
-        (workdir / "staticfiles").mkdir()  # pages link static files; none is requested here
         (workdir / "report.lua").write_text(WRK_REPORT)
         self._recreate_database(database_url)
         self._manage(env, "migrate", "--noinput", "-v0")
+        self._manage(env, "collectstatic", "--noinput", "-v0")  # production storage is hashed
 
         report = {
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -242,7 +242,11 @@ class Command(BaseCommand):
             self._wait_ready(base)
             results = {}
             for name, path in self._paths(base):
-                body, content_type = fetch(base + path)  # warm: fills the answer cache
+                try:
+                    body, content_type = fetch(base + path)  # warm: fills the answer cache
+                except urllib.error.HTTPError as error:
+                    self.stderr.write(f"  {path} answers {error.code}: not measured")
+                    continue
                 (workdir / "floor" / f"{name}.body").write_bytes(body)
                 (workdir / "floor" / f"{name}.type").write_text(content_type)
                 fetch(f"{base}/_bench/floor/{name}")

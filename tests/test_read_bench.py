@@ -1,0 +1,96 @@
+"""`manage.py bench reads` runs end to end on a tiny board: its own database, gunicorn in the
+production configuration on a Redis cache, wrk against every read and its floor, a JSON report.
+It asserts that every read was measured and answered without an error, never how fast."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db import connection
+
+from tests.conftest import missing_service
+from tests.test_celery_worker import REDIS_URL, redis_answers
+
+ROOT = Path(__file__).resolve().parent.parent
+READS = {
+    "pod_champions",
+    "champions",
+    "recipe",
+    "benchmarks",
+    "benchmarks_by_class",
+    "benchmark_detail",
+    "board_page",
+}
+
+
+@pytest.fixture
+def bench_database(postgres):
+    if not shutil.which("wrk"):
+        missing_service("needs wrk: apt-get install wrk")
+    if not redis_answers(REDIS_URL):
+        missing_service(f"needs Redis at {REDIS_URL}")
+    db = connection.settings_dict
+    name = f"{db['NAME']}_readbench"
+    server = (
+        f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    )
+    yield f"{server}/{name}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database, tmp_path):
+    report = tmp_path / "reads.json"
+    env = os.environ | {"DATABASE_URL": bench_database}
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "bench",
+            "reads",
+            "--sizes",
+            "14,28",
+            "--duration",
+            "1",
+            "--connections",
+            "2",
+            "--wrk-threads",
+            "1",
+            "--workers",
+            "1",
+            "--threads",
+            "2",
+            "--cache-url",
+            REDIS_URL,
+            "--output",
+            str(report),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+
+    measured = json.loads(report.read_text())
+    assert set(measured["sizes"]) == {"14", "28"}
+    for size, reads in measured["sizes"].items():
+        assert set(reads) == READS, size
+        for name, result in reads.items():
+            for side in ("answer", "floor"):
+                assert result[side]["requests"] > 0, (size, name, side)
+                assert result[side]["errors"] == result[side]["non_2xx_3xx"] == 0
+            assert result["bytes"] > 0
+    assert {goal["goal"].split(" ")[0] for goal in measured["goals"]} >= {
+        "pod_champions",
+        "champions",
+        "recipe",
+        "benchmarks",
+    }
+    assert "%floor" in completed.stdout and "written to" in completed.stdout
