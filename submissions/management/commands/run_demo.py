@@ -112,7 +112,7 @@ class Command(BaseCommand):
             signal.signal(signum, signal.SIG_IGN)
         if server is None or server.poll() is not None:
             return
-        server.send_signal(signal.SIGINT)
+        server.terminate()  # SIGTERM: SIGINT may be ignored, as in a job started with `&`
         try:
             server.wait(timeout=SERVER_STOP_SECONDS)
         except subprocess.TimeoutExpired:
