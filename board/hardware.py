@@ -33,6 +33,7 @@ __all__ = [
 MAX_LABEL_LENGTH = 200
 # A label claiming more devices than a pod could hold is junk, not a class worth a table row.
 MAX_DEVICE_COUNT = 64
+MAX_CLASS_TEXT = 200  # HardwareClass.slug and .name hold 200 characters
 
 
 class Family(StrEnum):
@@ -209,8 +210,13 @@ def normalise_label(label: str | None) -> HardwareClassSpec:
         return _UNLABELED
     if len(devices) == 1:
         [(device, count)] = devices.items()
-        return _class_of(device, count)
-    return _mixed_class(devices)
+        spec = _class_of(device, count)
+    else:
+        spec = _mixed_class(devices)
+    # A class is a row: a name or slug longer than its columns names no real machine.
+    if max(len(spec.slug), len(spec.name)) > MAX_CLASS_TEXT:
+        return _UNLABELED
+    return spec
 
 
 def classify_hardware(

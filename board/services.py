@@ -2,9 +2,10 @@
 rewriting a benchmark's summary whenever one of its runs changes (design.md §3.3–§3.7)."""
 
 import hashlib
+import json
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from board.hardware import Family, HardwareClassSpec, classify_hardware
 from board.jsonsafe import storable
@@ -133,9 +134,7 @@ def record_run(
     run.trust = decide_trust(run)
     run.benchmark = _benchmark_for(run, spec, model, hf_repo)
     run.save()
-    Result.objects.bulk_create(
-        [_result_of(run, position, row) for position, row in enumerate(rows)], batch_size=500
-    )
+    _insert_results(run, rows)
     if summary is not None:
         PerfCohort.objects.bulk_create([_cohort_of(run, cohort) for cohort in summary.cohorts])
     refresh_benchmark(run.benchmark_id)
@@ -262,6 +261,68 @@ def _cohort_of(run: Run, cohort) -> PerfCohort:
         labels=list(cohort.labels),
         valid=cohort.valid,
     )
+
+
+RESULT_COLUMNS = (
+    "run_id",
+    "position",
+    "case_id",
+    "category",
+    "tier",
+    "status",
+    "score",
+    "creativity",
+    "raw_output",
+    "evidence",
+    "speed",
+    "extras",
+)
+
+
+def _insert_results(run: Run, rows: list[dict]) -> None:
+    """Every per-case row in one bulk write: COPY on PostgreSQL (no SQL text to build and parse
+    per row, each JSON value serialised once), bulk_create elsewhere."""
+    if connection.vendor != "postgresql":
+        Result.objects.bulk_create(
+            [_result_of(run, position, row) for position, row in enumerate(rows)], batch_size=500
+        )
+        return
+    statement = f"COPY {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}) FROM STDIN"
+    # The raw psycopg cursor: its errors are turned into Django's like any query's.
+    with (
+        connection.cursor() as cursor,
+        connection.wrap_database_errors,
+        cursor.cursor.copy(statement) as copy,
+    ):
+        for position, row in enumerate(rows):
+            tier = row.get("tier")
+            copy.write_row(
+                (
+                    run.pk,
+                    position,
+                    storable(row["case_id"]),
+                    storable(row.get("category") or ""),
+                    tier if isinstance(tier, int) else None,
+                    storable(row["status"]),
+                    row.get("score"),
+                    row.get("creativity"),
+                    (row.get("raw_output") or "").encode("utf-8"),
+                    _jsonb_text(row.get("evidence")),
+                    _jsonb_text(row.get("speed")),
+                    _jsonb_text({k: v for k, v in row.items() if k not in Result.ROW_FIELDS}),
+                )
+            )
+
+
+def _jsonb_text(value) -> str | None:
+    """JSON text PostgreSQL's jsonb accepts; the storable copy is made only when needed."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except ValueError:  # NaN or an infinity
+        return json.dumps(storable(value))
+    return json.dumps(storable(value)) if "\\u0000" in text else text
 
 
 def _result_of(run: Run, position: int, row: dict) -> Result:

@@ -14,7 +14,7 @@ class BlobStoreUnavailable(Exception):
     pass
 
 
-def sha256_hex(data: bytes) -> str:
+def sha256_hex(data: bytes | bytearray) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
@@ -25,8 +25,9 @@ class FileBlobStore:
     def _path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest[2:4] / digest
 
-    def put(self, data: bytes) -> str:
-        digest = sha256_hex(data)
+    def put(self, data: bytes | bytearray, *, digest: str | None = None) -> str:
+        """Store `data` under its sha256 (`digest` when the caller hashed it while reading)."""
+        digest = digest or sha256_hex(data)
         path = self._path(digest)
         if path.exists():
             return digest
@@ -70,8 +71,8 @@ class S3BlobStore:
         self.bucket, self.prefix = bucket, prefix
         self.client = boto3.client("s3", endpoint_url=endpoint_url)
 
-    def put(self, data: bytes) -> str:
-        digest = sha256_hex(data)
+    def put(self, data: bytes | bytearray, *, digest: str | None = None) -> str:
+        digest = digest or sha256_hex(data)
         try:
             self.client.put_object(Bucket=self.bucket, Key=self.prefix + digest, Body=data)
         except Exception as exc:  # botocore raises many types; all mean "not stored"

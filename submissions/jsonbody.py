@@ -1,11 +1,17 @@
-"""Strict reading of pod request bodies: streaming size cap, then a standard-library parse that
-refuses what a JSON document may not hold (protocol.md §3.3, MALFORMED_JSON)."""
+"""Strict reading of pod request bodies: a streaming size cap that hashes while it reads, then a
+standard-library parse that refuses what a JSON document may not hold (docs/protocol.md,
+MALFORMED_JSON). Each body is read, hashed and parsed once."""
 
+import hashlib
 import json
+import re
+from dataclasses import dataclass
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 20
 READ_CHUNK = 1024 * 1024
+# A lone surrogate can only come from a \uD800–\uDFFF escape: raw surrogate bytes are not UTF-8.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class BodyTooLarge(Exception):
@@ -16,30 +22,57 @@ class MalformedJson(Exception):
     pass
 
 
-def read_capped(request, cap: int) -> bytes:
+@dataclass
+class ReceivedBody:
+    """The bytes of one request body (a bytearray: filled in place, never copied), their sha256
+    computed while reading, and their size."""
+
+    data: bytes | bytearray
+    sha256: str
+    size: int = -1
+
+    def __post_init__(self):
+        if self.size < 0:
+            self.size = len(self.data)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def release(self) -> None:
+        """Let the bytes go once they are stored: a big body is not held while it is worked on."""
+        self.data = b""
+
+
+def read_capped(request, cap: int) -> ReceivedBody:
     """Read the body counting the bytes actually read; a Content-Length claim is never trusted
-    to accept, only to refuse early."""
+    to accept, only to refuse early (and to size the buffer)."""
     declared = request.META.get("CONTENT_LENGTH") or ""
-    if declared.isdigit() and int(declared) > cap:
+    declared = int(declared) if declared.isdigit() else None
+    if declared is not None and declared > cap:
         raise BodyTooLarge(f"body of {declared} bytes exceeds the {cap}-byte cap")
-    chunks, total = [], 0
+    data = bytearray(declared or 0)
+    digest = hashlib.sha256()
+    total = 0
     while True:
         chunk = request.read(READ_CHUNK)
         if not chunk:
             break
-        total += len(chunk)
-        if total > cap:
+        size = len(chunk)
+        if total + size > cap:
             raise BodyTooLarge(f"body exceeds the {cap}-byte cap")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        digest.update(chunk)
+        data[total : total + size] = chunk  # in place while within the declared length
+        total += size
+    del data[total:]
+    return ReceivedBody(data, digest.hexdigest())
 
 
-def _reject_duplicate_keys(pairs):
-    obj = {}
-    for key, value in pairs:
-        if key in obj:
-            raise MalformedJson(f"duplicate key {key!r}")
-        obj[key] = value
+def _object_without_duplicate_keys(pairs):
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise MalformedJson(f"duplicate key {duplicate!r}")
     return obj
 
 
@@ -49,21 +82,32 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
-def _walk(value, depth: int) -> None:
-    """Depth and text checks the parser does not do: nesting over 64, lone surrogates."""
-    stack = [(value, depth)]
+def _check_depth(value) -> None:
+    """Nesting over 64 is refused; one pass over the containers, level by level."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise MalformedJson(f"nesting deeper than {MAX_DEPTH}")
+        below = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            below.extend([child for child in children if type(child) in (dict, list)])
+        level = below
+
+
+def _check_texts(value) -> None:
+    """Every key and string is Unicode text (no lone surrogate)."""
+    stack = [value]
     while stack:
-        item, level = stack.pop()
+        item = stack.pop()
         if isinstance(item, dict):
-            if level >= MAX_DEPTH:
-                raise MalformedJson(f"nesting deeper than {MAX_DEPTH}")
             for key, child in item.items():
                 _check_text(key)
-                stack.append((child, level + 1))
+                stack.append(child)
         elif isinstance(item, list):
-            if level >= MAX_DEPTH:
-                raise MalformedJson(f"nesting deeper than {MAX_DEPTH}")
-            stack.extend((child, level + 1) for child in item)
+            stack.extend(item)
         elif isinstance(item, str):
             _check_text(item)
 
@@ -75,7 +119,7 @@ def _check_text(text: str) -> None:
         raise MalformedJson("string holds a lone surrogate (not Unicode text)") from exc
 
 
-def parse_json(body: bytes):
+def parse_json(body: bytes | bytearray):
     """Parse a pod body. NaN/Infinity parse (they are part of what was signed); the schema
     refuses them where a number must be finite."""
     if body.startswith(b"\xef\xbb\xbf"):
@@ -85,12 +129,18 @@ def parse_json(body: bytes):
     except UnicodeDecodeError as exc:
         raise MalformedJson(f"body is not UTF-8 (byte {exc.start})") from exc
     try:
-        value = json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_int=_parse_int)
+        value = json.loads(
+            text, object_pairs_hook=_object_without_duplicate_keys, parse_int=_parse_int
+        )
     except RecursionError as exc:
         raise MalformedJson(f"nesting deeper than {MAX_DEPTH}") from exc
     except MalformedJson:
         raise
     except ValueError as exc:  # JSONDecodeError and int conversion limits
         raise MalformedJson(f"not JSON: {exc}") from exc
-    _walk(value, 0)
+    finally:
+        del text
+    _check_depth(value)
+    if SURROGATE_ESCAPE.search(body):
+        _check_texts(value)
     return value

@@ -1,34 +1,37 @@
 """Rebuild the board from the evidence: every committed session's stored bundles are replayed,
 in commit order, through the same recording code as ingest."""
 
-import json
+from functools import partial
 
 from django.db import transaction
 
 from board import services as board_services
+from board.models import Verification
+from submissions import tasks
 from submissions.blobstore import blob_store
+from submissions.jsonbody import parse_json
 from submissions.models import RunSession, SessionStatus
 from submissions.schemas import normalise_bundle
 from submissions.services import merged_rows
-from submissions.weight_checks import WeightCheckDeferred, check_run_weights
 
 
 def rebuild_board() -> int:
     """Re-derive every benchmark, run, cohort and score from the raw bundles; returns the number
-    of runs. Weight verdicts come again from the per-commit cache of Hugging Face answers."""
+    of runs. The weight checks the replay leaves pending are queued through the worker once the
+    rebuild commits; their verdicts come again from the per-commit cache of Hub answers."""
     store = blob_store()
     sessions = (
         RunSession.objects.filter(status=SessionStatus.COMMITTED)
         .select_related("key")
         .order_by("committed_at", "pk")
     )
+    count = 0
     with transaction.atomic():
         board_services.clear_board()
-        run_ids = []
         for session in sessions:
-            body = json.loads(store.get(session.final_bundle_sha256))
-            _, bundle = normalise_bundle(body["bundle"])
-            board_services.record_run(
+            body = parse_json(store.get(session.final_bundle_sha256))
+            _, bundle = normalise_bundle(body["bundle"], board=session.board)
+            run = board_services.record_run(
                 run_id=session.run_id,
                 key_fingerprint=session.key.fingerprint,
                 model=session.model,
@@ -39,10 +42,7 @@ def rebuild_board() -> int:
                 bundle_sha256=session.final_bundle_sha256,
                 committed_at=session.committed_at,
             )
-            run_ids.append(session.run_id)
-    for run_id in run_ids:
-        try:
-            check_run_weights(run_id)
-        except WeightCheckDeferred:
-            pass  # stays pending; `check_weights --pending` or the worker's retry settles it
-    return len(run_ids)
+            if run.verification == Verification.PENDING:
+                transaction.on_commit(partial(tasks.verify_weights.delay, run.run_id))
+            count += 1
+    return count

@@ -1,14 +1,55 @@
-"""Pydantic schemas of what pods send (protocol.md §3–§4): known keys typed, unknown keys kept
-inert. A failure names the offending field with a JSON pointer."""
+"""Pydantic schemas of what pods send (docs/protocol.md): known keys typed, unknown keys kept
+inert. A failure names the offending field with a JSON pointer.
+
+Every value that reaches a database column is bounded here, before any query, by the column it
+lands in (lengths and integer ranges are read from the models): a value the database could not
+hold is a 400 SCHEMA_INVALID, never a database error.
+"""
 
 import json
 import math
 from typing import Any
 
+from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models import Model
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from board.jsonsafe import storable
+from board.models import Benchmark, BenchModel, PerfCohort, Result, Run
+from board.perf import INTEGER_FIELDS as PERF_INTEGER_FIELDS
+from board.perf import parse_direct_id
+from recipes.normalise import CONTEXT_FLAGS, context_len_of, flag_value
+from submissions.models import CheckpointRow, RunSession
 
 HEX_SIG = r"^[0-9a-fA-F]{1,64}$"
 KNOWN_BOARDS = ("text", "god", "perf", "vision", "audio", "video")
+
+
+def column_length(*columns: tuple[type[Model], str]) -> int:
+    """The smallest max_length of the given (model, field) columns."""
+    return min(model._meta.get_field(name).max_length for model, name in columns)
+
+
+def column_range(model: type[Model], name: str) -> tuple[int, int]:
+    """The integer range of a column, as Django states it for every backend."""
+    internal_type = model._meta.get_field(name).get_internal_type()
+    return BaseDatabaseOperations.integer_field_ranges[internal_type]
+
+
+CASE_ID_LENGTH = column_length((Result, "case_id"), (CheckpointRow, "case_id"))
+LABEL_LENGTH = column_length((Run, "hardware_label"), (Benchmark, "hardware_label"))
+MODEL_LENGTH = column_length(
+    (RunSession, "model"),
+    (Run, "model_name"),
+    (BenchModel, "display_name"),
+    (BenchModel, "canonical_id"),
+)
+HF_REPO_LENGTH = column_length(
+    (Run, "hf_repo"), (BenchModel, "hf_repo"), (BenchModel, "canonical_id")
+)
+COHORT_COUNT_MAX = min(column_range(PerfCohort, name)[1] for name in ("conc", "n", "n_errors"))
+CONTEXT_LEN_RANGE = column_range(Benchmark, "context_len")
+TIER_RANGE = column_range(Result, "tier")
 
 
 class SchemaError(Exception):
@@ -46,10 +87,10 @@ def _finite_or_none(value: Any, field: str, low: float, high: float) -> float | 
 class ResultRow(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    case_id: str = Field(min_length=1, max_length=200)
-    category: str | None = Field(default=None, max_length=100)
-    tier: int | None = Field(default=None, ge=0, le=99)
-    status: str = Field(min_length=1, max_length=40)
+    case_id: str = Field(min_length=1, max_length=CASE_ID_LENGTH)
+    category: str | None = Field(default=None, max_length=column_length((Result, "category")))
+    tier: int | None = Field(default=None, ge=0, le=min(99, TIER_RANGE[1]))
+    status: str = Field(min_length=1, max_length=column_length((Result, "status")))
     score: Any = None
     creativity: Any = None
     raw_output: str = ""
@@ -86,19 +127,23 @@ class Bundle(BaseModel):
     run_nonce: str = Field(min_length=1, max_length=64)
     final: bool = Field(strict=True)
     results: list[ResultRow]
-    job_sig: str | None = Field(default=None, pattern=HEX_SIG)
-    job_group: str | None = Field(default=None, pattern=HEX_SIG)
+    job_sig: str | None = Field(
+        default=None, pattern=HEX_SIG, max_length=column_length((RunSession, "job_sig"))
+    )
+    job_group: str | None = Field(
+        default=None, pattern=HEX_SIG, max_length=column_length((Run, "job_group"))
+    )
     suite_hash: str | None = None
     environment: dict | None = None
-    target_class: str | None = None
-    hf_repo: str | None = Field(default=None, max_length=300)
-    hf_revision: str | None = Field(default=None, max_length=300)
-    weights_hash: str | None = None
+    target_class: str | None = Field(default=None, max_length=column_length((Run, "target_class")))
+    hf_repo: str | None = Field(default=None, max_length=HF_REPO_LENGTH)
+    hf_revision: str | None = Field(default=None, max_length=column_length((Run, "hf_revision")))
+    weights_hash: str | None = Field(default=None, max_length=column_length((Run, "weights_hash")))
     weights_per_file: dict[str, str] | None = None
     recipe: dict | None = None
     deployment_manifest: dict | None = None
     judge_model: str | None = None
-    harness: str | None = None
+    harness: str | None = Field(default=None, max_length=column_length((Run, "harness")))
     harness_version: str | None = None
     artifacts: list[Artifact] | None = None
     endpoint_fingerprint: dict | None = None
@@ -116,25 +161,82 @@ class Bundle(BaseModel):
         return value
 
 
-def normalise_bundle(bundle: dict) -> tuple[Bundle, dict]:
-    """Validate a signed bundle and return it with its recipe parsed when sent as a string."""
-    parsed = validate_bundle(bundle)
+def normalise_bundle(bundle: dict, *, board: str) -> tuple[Bundle, dict]:
+    """Validate a signed bundle of a session on `board` and return it with its recipe parsed
+    when sent as a string."""
+    parsed = validate_bundle(bundle, board=board)
     if isinstance(bundle.get("recipe"), str):
         bundle = bundle | {"recipe": parsed.recipe}
     return parsed, bundle
 
 
-def validate_bundle(bundle: dict) -> Bundle:
+def validate_bundle(bundle: dict, *, board: str) -> Bundle:
     try:
         parsed = Bundle.model_validate(bundle)
     except ValidationError as exc:
         raise first_error(exc) from None
     seen: set[str] = set()
     for index, row in enumerate(parsed.results):
-        if row.case_id in seen:
+        # Compared as stored: a NUL is kept in the raw row but shown as U+FFFD in the column.
+        case_id = storable(row.case_id)
+        if case_id in seen:
             raise SchemaError(f"/results/{index}/case_id", f"case {row.case_id!r} appears twice")
-        seen.add(row.case_id)
+        seen.add(case_id)
+    _check_hardware_labels(parsed.environment)
+    _check_context_len(parsed.recipe)
+    if board == "perf":
+        _check_cohort_counts(bundle["results"])
     return parsed
+
+
+def _check_hardware_labels(environment: dict | None) -> None:
+    hardware = (environment or {}).get("hardware")
+    if not isinstance(hardware, dict):
+        return
+    for name in ("detected_label", "label"):
+        label = hardware.get(name)
+        if isinstance(label, str) and len(label) > LABEL_LENGTH:
+            raise SchemaError(
+                f"/environment/hardware/{name}", f"longer than {LABEL_LENGTH} characters"
+            )
+
+
+def _check_context_len(recipe: dict | None) -> None:
+    """The served context lands in an integer column: it must be a number in its range."""
+    if not isinstance(recipe, dict):
+        return
+    pointer = "/recipe/context_len"
+    for key in ("flags", "command"):
+        if isinstance(recipe.get(key), list) and flag_value(recipe[key], CONTEXT_FLAGS) is not None:
+            pointer = f"/recipe/{key}"
+            break
+    try:
+        context_len = context_len_of(recipe)
+    except (OverflowError, ValueError):
+        context_len = math.inf
+    low, high = CONTEXT_LEN_RANGE
+    if context_len is not None and not low <= context_len <= high:
+        raise SchemaError(pointer, f"the served context must be an integer in [{low}, {high}]")
+
+
+def _check_cohort_counts(rows: list[dict]) -> None:
+    """A perf cohort's concurrency and request counts land in integer columns."""
+    for index, row in enumerate(rows):
+        direct = parse_direct_id(row["case_id"])
+        if direct is None:
+            continue
+        if direct[1] > COHORT_COUNT_MAX:
+            raise SchemaError(f"/results/{index}/case_id", f"concurrency above {COHORT_COUNT_MAX}")
+        evidence = row.get("evidence")
+        if not isinstance(evidence, dict):
+            continue
+        for name in PERF_INTEGER_FIELDS:
+            value = evidence.get(name)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                if value > COHORT_COUNT_MAX:
+                    raise SchemaError(
+                        f"/results/{index}/evidence/{name}", f"above {COHORT_COUNT_MAX}"
+                    )
 
 
 class EnrollRequest(BaseModel):
@@ -150,9 +252,13 @@ class OpenRunRequest(BaseModel):
 
     public_key: str = Field(max_length=200)
     signature: str = Field(max_length=200)
-    model: str = Field(min_length=1, max_length=300)
-    suite_id: str | None = Field(max_length=100)
-    board: str = Field(min_length=1, max_length=32)
+    model: str = Field(min_length=1, max_length=MODEL_LENGTH)
+    suite_id: str | None = Field(
+        max_length=column_length((RunSession, "suite_id"), (Run, "suite_id"))
+    )
+    board: str = Field(
+        min_length=1, max_length=column_length((RunSession, "board"), (Run, "board"))
+    )
 
 
 class ResultsEnvelope(BaseModel):

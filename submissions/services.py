@@ -8,7 +8,9 @@ derived from it, and a commit is one transaction.
 import hashlib
 import hmac
 import json
+import logging
 import math
+import re
 import secrets
 import string
 import time
@@ -18,7 +20,7 @@ from functools import partial
 from typing import NoReturn
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, OperationalError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -29,7 +31,7 @@ from board.models import Verification
 from config.api_errors import Reason
 from submissions import tasks
 from submissions.blobstore import blob_store
-from submissions.jsonbody import MalformedJson, parse_json
+from submissions.jsonbody import MalformedJson, ReceivedBody, parse_json
 from submissions.models import (
     LIVE_SESSION_STATUSES,
     Challenge,
@@ -82,6 +84,9 @@ DUPLICATE_MESSAGE = "job already submitted and available on the Mothership"
 # A session untouched this long no longer counts toward the open-run cap (pods bench for days).
 STALE_SESSION_AGE = timedelta(days=30)
 FORGERY_WINDOW = timedelta(hours=24)
+HEX_SIG = re.compile(r"[0-9a-fA-F]{1,64}")
+
+logger = logging.getLogger("aeon.ingest")
 
 
 @dataclass
@@ -105,7 +110,7 @@ class Refusal(Exception):
         self.context = context  # run_id, key_fingerprint, bundle_sha256 for the ingest log
 
 
-def _parse(body: bytes):
+def _parse(body: bytes | bytearray):
     try:
         return parse_json(body)
     except MalformedJson as exc:
@@ -156,10 +161,17 @@ def check_rate_limit(scope: str, limit: int) -> None:
 # --- evidence, forgery, revocation -------------------------------------------------------------
 
 
-def store_evidence(body: bytes) -> str:
-    """Write the raw body to the blob store, then its row; both idempotent by content."""
-    digest = blob_store().put(body)
-    RawBundle.objects.get_or_create(sha256=digest, defaults={"size": len(body)})
+def store_evidence(body: ReceivedBody) -> str:
+    """Write the raw body to the blob store, then its row; both idempotent by content, and the
+    digest is the one computed while reading."""
+    digest = blob_store().put(body.data, digest=body.sha256)
+    table = RawBundle._meta.db_table
+    with connection.cursor() as cursor:  # one statement: no transaction around a single insert
+        cursor.execute(
+            f"INSERT INTO {table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (sha256) DO NOTHING",
+            [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
+        )
     return digest
 
 
@@ -196,12 +208,8 @@ def record_forgery(*, key_id: int, reason: Reason, run_id: str) -> bool:
     return False
 
 
-def _refuse_forgery(
-    session: RunSession, reason: Reason, note: str, body: bytes, *, close: bool
-) -> NoReturn:
-    """Keep the bundle in quarantine, count the event against the key, maybe close the session;
-    always raises the refusal."""
-    digest = store_evidence(body)
+def _quarantine(session: RunSession, reason: Reason, note: str, digest: str) -> None:
+    """Keep a refused signed bundle (stored already) for review."""
     QuarantinedBundle.objects.create(
         raw_id=digest,
         run_id=session.run_id,
@@ -209,6 +217,14 @@ def _refuse_forgery(
         reason=reason,
         note=note,
     )
+
+
+def _refuse_forgery(
+    session: RunSession, reason: Reason, note: str, digest: str, *, close: bool
+) -> NoReturn:
+    """Keep the bundle in quarantine, count the event against the key, maybe close the session;
+    always raises the refusal."""
+    _quarantine(session, reason, note, digest)
     record_forgery(key_id=session.key_id, reason=reason, run_id=session.run_id)
     if close:
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
@@ -300,7 +316,6 @@ def open_run(body: bytes) -> Outcome:
     context = {"key_fingerprint": key.fingerprint}
     if key.is_revoked:
         raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
-    check_rate_limit(f"key:{key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)
     signed = {
         "action": "open_run",
         "public_key": request.public_key,
@@ -314,6 +329,8 @@ def open_run(body: bytes) -> Outcome:
         raise Refusal(
             Reason.BAD_SIG, "signature does not verify over the open_run fields", **context
         )
+    # Charged only once the signature holds: the public key alone must not spend a pod's budget.
+    check_rate_limit(f"key:{key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)
     if request.board not in KNOWN_BOARDS:
         raise Refusal(Reason.SCHEMA_INVALID, f"/board: unknown board {request.board!r}", **context)
     for name in ("model", "suite_id", "board"):
@@ -367,10 +384,13 @@ class _Submission:
     context: dict = field(default_factory=dict)
 
 
-def submit_results(*, run_id: str, token: str | None, body: bytes) -> Outcome:
-    """A checkpoint or final bundle for `run_id` (protocol.md §3.3), checked in the order the
-    status table implies: syntax, session, token, key, signature, identity, duplicate, schema."""
-    envelope_data = _parse(body)
+class _SessionMoved(Exception):
+    """The session changed between reading its checkpoint rows and claiming it."""
+
+
+def admit_results(*, run_id: str, token: str | None) -> RunSession:
+    """The session a results POST names, checked before its body is read (docs/protocol.md):
+    an unknown run or a wrong token costs the board one indexed lookup, never a body read."""
     # NUL names no run, and PostgreSQL text cannot even be compared with it.
     session = (
         None
@@ -383,62 +403,88 @@ def submit_results(*, run_id: str, token: str | None, body: bytes) -> Outcome:
     if not token or not hmac.compare_digest(_token_hash(token), session.token_sha256):
         raise Refusal(Reason.TOKEN_MISMATCH, "X-Aeon-Run-Token is missing or wrong", **context)
     check_rate_limit(f"key:{session.key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)
+    return session
+
+
+def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
+    """A checkpoint or final bundle for an admitted session (docs/protocol.md), checked in the
+    order the status table implies: syntax, key, signature, identity, duplicate, schema."""
+    run_id = session.run_id
+    context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
+    envelope_data = _parse(body.data)
     try:
         envelope = parse_request(ResultsEnvelope, envelope_data)
     except SchemaError as exc:
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
+    del envelope_data
     bundle = envelope.bundle
+    # Every answer from here on keeps the bundle as evidence: store it, then let the bytes go.
+    digest = store_evidence(body)
+    body.release()
+    context["bundle_sha256"] = digest
 
     if session.key.is_revoked:
-        digest = store_evidence(body)
-        QuarantinedBundle.objects.create(
-            raw_id=digest,
-            run_id=run_id,
-            key_fingerprint=session.key.fingerprint,
-            reason=Reason.REVOKED_KEY,
-        )
+        _quarantine(session, Reason.REVOKED_KEY, "", digest)
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
             status=SessionStatus.QUARANTINED
         )
-        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", bundle_sha256=digest, **context)
+        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
     if not verify_signature(session.key.public_key, envelope.signature, canonical_json(bundle)):
         _refuse_forgery(
             session,
             Reason.BAD_SIG,
             "signature does not verify with the run's key",
-            body,
+            digest,
             close=True,
         )
     if bundle.get("run_id") != run_id:
         _refuse_forgery(
-            session, Reason.RUN_ID_MISMATCH, "bundle.run_id differs from the path", body, close=True
+            session,
+            Reason.RUN_ID_MISMATCH,
+            "bundle.run_id differs from the path",
+            digest,
+            close=True,
         )
     if bundle.get("run_nonce") != session.nonce:
         _refuse_forgery(
-            session, Reason.NONCE_MISMATCH, "bundle.run_nonce is not this run's", body, close=True
+            session, Reason.NONCE_MISMATCH, "bundle.run_nonce is not this run's", digest, close=True
         )
 
-    digest = store_evidence(body)
-    context["bundle_sha256"] = digest
-    job_sig = bundle.get("job_sig") if isinstance(bundle.get("job_sig"), str) else None
+    job_sig = bundle.get("job_sig")
+    # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
+    job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
     if job_sig:
-        existing = _committed_session_for(session.key_id, job_sig.lower())
+        existing = _committed_session_for(session.key_id, job_sig)
         if existing is not None:
             return _duplicate(existing, context)
     try:
-        parsed, bundle = normalise_bundle(bundle)
+        parsed, bundle = normalise_bundle(bundle, board=session.board)
         board_services.check_bundle(board=session.board, bundle=bundle)
     except (SchemaError, board_services.BundleRuleError) as exc:
-        _refuse_forgery(session, Reason.SCHEMA_INVALID, str(exc), body, close=False)
-    submission = _Submission(session, bundle, digest, job_sig.lower() if job_sig else None, context)
+        # Kept for review but never counted against the key: a format bug of one pod release
+        # must not revoke every honest pod running it (docs/protocol.md).
+        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), digest)
+        raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
+    submission = _Submission(session, bundle, digest, job_sig, context)
     try:
         if parsed.final:
             return _commit_final(submission)
         return _record_checkpoint(submission)
     except Refusal as refusal:
         if refusal.reason == Reason.REPLAY_NONCE:
-            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, body, close=False)
+            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, digest, close=False)
         raise
+    except (DataError, IntegrityError) as exc:
+        # A value the database cannot hold got past the schema: a bug to fix, but the bundle
+        # can never commit, so the pod is told not to retry (400, kept for review).
+        logger.exception("the database refused a validated bundle of run %s", run_id)
+        note = f"the database cannot store a value of this bundle ({_first_line(exc)})"
+        _quarantine(session, Reason.SCHEMA_INVALID, note, digest)
+        raise Refusal(Reason.SCHEMA_INVALID, note, **context) from None
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
 
 
 def _committed_session_for(key_id: int, job_sig: str) -> RunSession | None:
@@ -456,44 +502,56 @@ def _duplicate(existing: RunSession, context: dict) -> Outcome:
     )
 
 
-def _answer_closed_session(locked: RunSession, submission: _Submission) -> Outcome:
+def _answer_closed_session(current: RunSession, submission: _Submission) -> Outcome:
     """A bundle for a session that is no longer live: the same final again is answered as
     before, anything else is a replay."""
-    if locked.status == SessionStatus.COMMITTED:
-        if submission.job_sig and locked.job_sig == submission.job_sig:
-            return _duplicate(locked, submission.context)
-        if locked.final_bundle_sha256 == submission.digest:
-            return _committed_answer(locked.run_id, submission.context)
+    if current.status == SessionStatus.COMMITTED:
+        if submission.job_sig and current.job_sig == submission.job_sig:
+            return _duplicate(current, submission.context)
+        if current.final_bundle_sha256 == submission.digest:
+            return _committed_answer(current.run_id, submission.context)
         raise Refusal(
             Reason.REPLAY_NONCE,
             "this run is already committed with another bundle",
             **submission.context,
         )
     raise Refusal(
-        Reason.RUN_CLOSED, f"this run is {locked.status}; open a new run", **submission.context
+        Reason.RUN_CLOSED, f"this run is {current.status}; open a new run", **submission.context
     )
 
 
 def _record_checkpoint(submission: _Submission) -> Outcome:
+    """Store the cases not stored yet (first write wins). Rows are serialised before the session
+    row is locked; the lock covers only the writes."""
+    session = submission.session
+    seen = RunSession.objects.filter(pk=session.pk).values_list("checkpoints", flat=True).first()
+    stored = set(CheckpointRow.objects.filter(session=session).values_list("case_id", flat=True))
+    # The column holds the storable id (no NUL), as board results do; row_json the original.
+    fresh = [
+        (case_id, row)
+        for row in submission.bundle["results"]
+        if (case_id := storable(row["case_id"])) not in stored
+    ]
+    serialised = {case_id: json.dumps(row) for case_id, row in fresh}
     now = timezone.now()
     with transaction.atomic():
-        locked = RunSession.objects.select_for_update().get(pk=submission.session.pk)
+        locked = RunSession.objects.select_for_update().get(pk=session.pk)
         if locked.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(locked, submission)
-        stored = set(CheckpointRow.objects.filter(session=locked).values_list("case_id", flat=True))
-        # The column holds the storable id (no NUL), as board results do; row_json the original.
-        fresh = [
-            row for row in submission.bundle["results"] if storable(row["case_id"]) not in stored
-        ]
+        if locked.checkpoints != seen:  # another checkpoint landed meanwhile
+            stored = set(
+                CheckpointRow.objects.filter(session=locked).values_list("case_id", flat=True)
+            )
+        new_ids = [case_id for case_id, _ in fresh if case_id not in stored]
         CheckpointRow.objects.bulk_create(
             [
                 CheckpointRow(
                     session=locked,
-                    case_id=storable(row["case_id"]),
+                    case_id=case_id,
                     position=len(stored) + i,
-                    row_json=json.dumps(row),
+                    row_json=serialised[case_id],
                 )
-                for i, row in enumerate(fresh)
+                for i, case_id in enumerate(new_ids)
             ],
             ignore_conflicts=True,
         )
@@ -509,7 +567,7 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
             "ok": True,
             "run_id": locked.run_id,
             "final": False,
-            "n_results": len(stored) + len(fresh),
+            "n_results": len(stored) + len(new_ids),
         },
         **submission.context,
     )
@@ -517,64 +575,86 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
 
 def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
     """Checkpointed rows first (first write per case wins), then the final's new cases."""
+    if not session.checkpoints:
+        return final_rows
     rows = [
         json.loads(text)
         for text in session.checkpoint_rows.order_by("position").values_list("row_json", flat=True)
     ]
+    if not rows:
+        return final_rows
     seen = {row["case_id"] for row in rows}
     rows.extend(row for row in final_rows if row["case_id"] not in seen)
     return rows
 
 
+FINAL_ATTEMPTS = 3
+
+
 def _commit_final(submission: _Submission) -> Outcome:
+    """Record the run, then claim the session: the session row is locked only by the claim, at
+    the end of the transaction, so parsing and scoring never hold it. A checkpoint that lands
+    in between makes the claim miss; the rows are merged again."""
     session = submission.session
-    try:
-        with transaction.atomic():
-            locked = RunSession.objects.select_for_update().get(pk=session.pk)
-            if locked.status not in LIVE_SESSION_STATUSES:
-                return _answer_closed_session(locked, submission)
-            now = timezone.now()
-            locked.status = SessionStatus.COMMITTED
-            locked.job_sig = submission.job_sig or locked.job_sig
-            locked.committed_at = now
-            locked.last_progress_at = now
-            locked.final_bundle_sha256 = submission.digest
-            # First write: a concurrent commit of the same (key, job_sig) waits here and then
-            # fails the unique constraint.
-            locked.save(
-                update_fields=[
-                    "status",
-                    "job_sig",
-                    "committed_at",
-                    "last_progress_at",
-                    "final_bundle_sha256",
-                ]
+    current = session  # read when the request was admitted; a stale read only misses the claim
+    for attempt in range(FINAL_ATTEMPTS):
+        if attempt:
+            current = RunSession.objects.get(pk=session.pk)
+        if current.status not in LIVE_SESSION_STATUSES:
+            return _answer_closed_session(current, submission)
+        rows = merged_rows(current, submission.bundle["results"])
+        try:
+            with transaction.atomic():
+                now = timezone.now()
+                run = board_services.record_run(
+                    run_id=current.run_id,
+                    key_fingerprint=session.key.fingerprint,
+                    model=current.model,
+                    board=current.board,
+                    suite_id=current.suite_id,
+                    bundle=submission.bundle,
+                    rows=rows,
+                    bundle_sha256=submission.digest,
+                    committed_at=now,
+                )
+                job_sig = submission.job_sig or current.job_sig
+                # The claim: exactly one final wins a session, and the (key, job_sig) constraint
+                # makes a concurrent commit of the same job fail here.
+                claimed = RunSession.objects.filter(
+                    pk=current.pk,
+                    status__in=LIVE_SESSION_STATUSES,
+                    checkpoints=current.checkpoints,
+                ).update(
+                    status=SessionStatus.COMMITTED,
+                    job_sig=job_sig,
+                    committed_at=now,
+                    last_progress_at=now,
+                    final_bundle_sha256=submission.digest,
+                )
+                if claimed != 1:
+                    raise _SessionMoved
+                SessionBundle.objects.create(session=current, raw_id=submission.digest, final=True)
+                if job_sig:
+                    RunSession.objects.filter(
+                        key_id=current.key_id, job_sig=job_sig, status__in=LIVE_SESSION_STATUSES
+                    ).exclude(pk=current.pk).update(status=SessionStatus.SUPERSEDED)
+                if run.verification == Verification.PENDING:
+                    transaction.on_commit(partial(tasks.verify_weights.delay, run.run_id))
+        except _SessionMoved:
+            continue
+        except IntegrityError:
+            # A concurrent final of this session, or of this job from another session, won.
+            current = RunSession.objects.get(pk=session.pk)
+            if current.status not in LIVE_SESSION_STATUSES:
+                return _answer_closed_session(current, submission)
+            existing = submission.job_sig and _committed_session_for(
+                session.key_id, submission.job_sig
             )
-            SessionBundle.objects.create(session=locked, raw_id=submission.digest, final=True)
-            rows = merged_rows(locked, submission.bundle["results"])
-            run = board_services.record_run(
-                run_id=locked.run_id,
-                key_fingerprint=session.key.fingerprint,
-                model=locked.model,
-                board=locked.board,
-                suite_id=locked.suite_id,
-                bundle=submission.bundle,
-                rows=rows,
-                bundle_sha256=submission.digest,
-                committed_at=now,
-            )
-            if locked.job_sig:
-                RunSession.objects.filter(
-                    key_id=locked.key_id, job_sig=locked.job_sig, status__in=LIVE_SESSION_STATUSES
-                ).exclude(pk=locked.pk).update(status=SessionStatus.SUPERSEDED)
-            if run.verification == Verification.PENDING:
-                transaction.on_commit(partial(tasks.verify_weights.delay, run.run_id))
-    except IntegrityError:
-        existing = submission.job_sig and _committed_session_for(session.key_id, submission.job_sig)
-        if existing:
-            return _duplicate(existing, submission.context)
-        raise
-    return _committed_answer(locked.run_id, submission.context)
+            if existing:
+                return _duplicate(existing, submission.context)
+            raise
+        return _committed_answer(current.run_id, submission.context)
+    raise OperationalError("the session kept changing while its final was committed")
 
 
 def _committed_answer(run_id: str, context: dict) -> Outcome:

@@ -1,21 +1,22 @@
-"""The pod routes of protocol.md §3: plain Django views for exact byte control.
+"""The pod routes of docs/protocol.md: plain Django views for exact byte control.
 
-Each view reads its body under a cap, calls one service and answers JSON; every attempt on a
-write route leaves one ingest-log row, whatever happened.
+Each view reads its body under a cap (the results route only once the run and its token hold),
+calls one service and answers JSON; every attempt on a write route leaves one ingest-log row,
+whatever happened.
 """
 
 import logging
 from functools import wraps
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, DataError, IntegrityError
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from config.api_errors import Reason, json_error
 from submissions import services
 from submissions.blobstore import BlobStoreUnavailable
-from submissions.jsonbody import BodyTooLarge, read_capped
+from submissions.jsonbody import BodyTooLarge, ReceivedBody, read_capped
 from submissions.models import IngestRoute
 from submissions.services import Outcome, Refusal
 
@@ -32,7 +33,31 @@ def client_ip(request) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
 
-def pod_route(route: IngestRoute, *, method: str, cap: int | None = None, logged: bool = True):
+class RequestBody:
+    """A route's body, read on first use under the route's cap: a route that can refuse from the
+    path and headers alone does so without reading it."""
+
+    def __init__(self, request, cap: int):
+        self.request, self.cap = request, cap
+        self.received: ReceivedBody | None = None
+
+    def read(self) -> ReceivedBody:
+        if self.received is None:
+            encoding = self.request.META.get("HTTP_CONTENT_ENCODING", "identity").lower()
+            if encoding not in ("", "identity"):
+                raise Refusal(Reason.UNSUPPORTED_ENCODING, "send the body uncompressed")
+            try:
+                self.received = read_capped(self.request, self.cap)
+            except BodyTooLarge as exc:
+                raise Refusal(Reason.SIZE_EXCEEDED, str(exc)) from None
+        return self.received
+
+    @property
+    def size(self) -> int:
+        return self.received.size if self.received is not None else 0
+
+
+def pod_route(route: IngestRoute, *, method: str, cap: str | None = None, logged: bool = True):
     def decorator(call):
         @csrf_exempt
         @wraps(call)
@@ -42,19 +67,10 @@ def pod_route(route: IngestRoute, *, method: str, cap: int | None = None, logged
                 response["Allow"] = method
                 return response
             ip = client_ip(request)
-            body = b""
+            body = RequestBody(request, getattr(settings, cap) if cap else 0)
+            retry_after = None
             try:
                 services.check_rate_limit(f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP)
-                if method == "POST":
-                    if request.META.get("HTTP_CONTENT_ENCODING", "identity").lower() not in (
-                        "",
-                        "identity",
-                    ):
-                        raise Refusal(Reason.UNSUPPORTED_ENCODING, "send the body uncompressed")
-                    try:
-                        body = read_capped(request, getattr(settings, cap))
-                    except BodyTooLarge as exc:
-                        raise Refusal(Reason.SIZE_EXCEEDED, str(exc)) from None
                 outcome = call(request, body, **kwargs)
             except Refusal as refusal:
                 outcome = Outcome(
@@ -69,6 +85,17 @@ def pod_route(route: IngestRoute, *, method: str, cap: int | None = None, logged
                     **refusal.context,
                 )
                 retry_after = refusal.retry_after
+            except (DataError, IntegrityError) as exc:
+                # A value the database can never hold: a bug to fix, and a retry cannot help.
+                logger.exception("%s: the database refused a value", route)
+                note = "the database cannot store a value of this request"
+                outcome = Outcome(
+                    400,
+                    {"error": "SCHEMA_INVALID", "reason": "SCHEMA_INVALID", "note": note},
+                    reason=Reason.SCHEMA_INVALID,
+                    note=f"{note}: {str(exc)[:400]}",
+                    run_id=kwargs.get("run_id", ""),
+                )
             except (DatabaseError, BlobStoreUnavailable) as exc:
                 logger.warning("%s unavailable: %s", route, exc)
                 outcome = Outcome(
@@ -83,10 +110,8 @@ def pod_route(route: IngestRoute, *, method: str, cap: int | None = None, logged
                     run_id=kwargs.get("run_id", ""),
                 )
                 retry_after = UNAVAILABLE_RETRY_AFTER
-            else:
-                retry_after = None
             if logged:
-                _log(route, outcome, len(body), ip, kwargs.get("run_id", ""))
+                _log(route, outcome, body.size, ip, kwargs.get("run_id", ""))
             body_out = outcome.body
             if isinstance(body_out.get("url"), str) and body_out["url"].startswith("/"):
                 body_out = body_out | {"url": request.build_absolute_uri(body_out["url"])}
@@ -124,19 +149,19 @@ def enroll_challenge(request, body):
 
 @pod_route(IngestRoute.ENROLL, method="POST", cap="AEON_MAX_SMALL_BYTES")
 def enroll(request, body):
-    return services.enroll_key(body)
+    return services.enroll_key(body.read().data)
 
 
 @pod_route(IngestRoute.OPEN_RUN, method="POST", cap="AEON_MAX_SMALL_BYTES")
 def open_run(request, body):
-    return services.open_run(body)
+    return services.open_run(body.read().data)
 
 
 @pod_route(IngestRoute.RESULTS, method="POST", cap="AEON_MAX_RESULTS_BYTES")
 def results(request, body, run_id):
-    return services.submit_results(
-        run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"), body=body
-    )
+    # The run and its token are checked before the body is read (docs/protocol.md).
+    session = services.admit_results(run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"))
+    return services.submit_results(session=session, body=body.read())
 
 
 @pod_route(IngestRoute.JOB_STATUS, method="GET", logged=False)

@@ -35,8 +35,11 @@ class WeightCheckDeferred(Exception):
 
 def hub_answer(repo: str, commit: str) -> HubAnswer:
     """The Hub's weight files of `repo` at `commit`, asked once per commit and then cached.
-    Raises HubRefused (also cached) or HubUnavailable (never cached)."""
+    Raises HubRefused (cached for AEON_HF_REFUSED_CACHE_SECONDS: access can be granted later)
+    or HubUnavailable (never cached)."""
     cached = WeightCheckCache.objects.filter(repo=repo, commit=commit).first()
+    if cached is not None and not cached.found and _refusal_expired(cached):
+        cached = None
     if cached is None:
         try:
             answer = fetch_hub_answer(
@@ -56,10 +59,18 @@ def hub_answer(repo: str, commit: str) -> HubAnswer:
     return HubAnswer(commit=commit, files=cached.files)
 
 
+def _refusal_expired(cached: WeightCheckCache) -> bool:
+    age = timezone.now() - cached.fetched_at
+    return age >= timedelta(seconds=settings.AEON_HF_REFUSED_CACHE_SECONDS)
+
+
 def _remember(repo: str, commit: str, *, found: bool, files: dict) -> None:
+    """Store the Hub's answer; an expired refusal is replaced by the new answer."""
     try:
-        WeightCheckCache.objects.get_or_create(
-            repo=repo, commit=commit, defaults={"found": found, "files": files}
+        WeightCheckCache.objects.update_or_create(
+            repo=repo,
+            commit=commit,
+            defaults={"found": found, "files": files, "fetched_at": timezone.now()},
         )
     except IntegrityError:  # a concurrent check stored the same answer
         pass

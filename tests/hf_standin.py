@@ -129,6 +129,11 @@ class HubStandIn:
         with self._lock:
             self._gates[repo_id] = status
 
+    def ungate(self, repo_id: str) -> None:
+        """Access to `repo_id` is granted again (a gate lifted, a token renewed)."""
+        with self._lock:
+            self._gates.pop(repo_id, None)
+
     # -- answering ---------------------------------------------------------------------------
 
     def _record(self, method: str, path: str) -> None:

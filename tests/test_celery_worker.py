@@ -1,6 +1,7 @@
 """The weight check runs in a real Celery worker on Redis, end to end from an HTTP upload: the
 board and the worker run as their own processes, as deployed, sharing the test database."""
 
+import json
 import os
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from board.models import Run
 from submissions.demo.bundles import DEMO_MODELS, job_bundles, weights_for
 from submissions.demo.podclient import PodClient
 
@@ -118,7 +120,7 @@ def wait_for_verdict(pod, benchmark_id: str, seconds: float = 90) -> dict:
     return answer
 
 
-def upload_text_and_perf(pod, model, started: str) -> str:
+def upload_text_and_perf(pod, model, started: str, *, verified: bool = False) -> str:
     pod.enroll()
     bundles = job_bundles(model, started=started, with_agentic=False)
     answers = [
@@ -127,8 +129,10 @@ def upload_text_and_perf(pod, model, started: str) -> str:
         if suite in ("aeon-suite-v4", "aeon-perf-v1")
     ]
     assert all(answer.status == 200 for answer in answers), [a.body for a in answers]
-    # The worker, not the request, decides: the answer says pending.
-    assert {answer.body["verification"] for answer in answers} == {"pending"}
+    # The worker, not the request, decides: the answer says pending (eager Celery: verified).
+    assert {answer.body["verification"] for answer in answers} == {
+        "verified" if verified else "pending"
+    }
     return answers[0].body["benchmark_id"]
 
 
@@ -168,3 +172,64 @@ def test_a_worker_retries_with_backoff_when_the_hub_answers_503(deployed_board, 
         path for _, path in hub.requests if path.startswith(f"/api/models/{model.hf_repo}/")
     ]
     assert len(weight_requests) >= 3  # two 503s, then the answer (cached for the second run)
+
+
+def test_a_rebuild_queues_the_weight_checks_it_leaves_pending_for_the_worker(
+    postgres, hub, pod, blob_dir, tmp_path
+):
+    """The replay marks runs pending; once it commits, their checks go to the broker, and a
+    worker settles them (from the per-commit cache: the Hub is not asked again)."""
+    from tests.conftest import missing_service
+
+    if not redis_answers(REDIS_URL):
+        missing_service(f"needs Redis at {REDIS_URL}")
+    import redis
+
+    broker = redis.Redis.from_url(REDIS_URL)
+    broker.flushdb()
+    model = DEMO_MODELS[0]
+    per_file, _ = weights_for(model)
+    hub.add_repo(model.hf_repo, model.hf_revision, per_file)
+    hub.add_repo(model.drafter_repo, model.drafter_revision, {"model.safetensors": None})
+    benchmark_id = upload_text_and_perf(pod, model, "2026-11-22T08:00:00Z", verified=True)
+    run_ids = set(Run.objects.values_list("run_id", flat=True))
+    asked = len(hub.requests)
+
+    db = connection.settings_dict
+    env = os.environ | {
+        "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "CELERY_BROKER_URL": REDIS_URL,
+        "AEON_HF_ENDPOINT": hub.endpoint,
+        "AEON_DATA_DIR": str(tmp_path),
+        "AEON_BLOB_DIR": str(blob_dir),
+    }
+    rebuilt = subprocess.run(
+        [sys.executable, "manage.py", "rebuild_board"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert rebuilt.returncode == 0, rebuilt.stderr
+
+    assert set(Run.objects.values_list("verification", flat=True)) == {"pending"}
+    queued = [json.loads(message) for message in broker.lrange("celery", 0, -1)]
+    assert {m["headers"]["task"] for m in queued} == {"submissions.tasks.verify_weights"}
+    assert {m["headers"]["argsrepr"] for m in queued} == {repr((run_id,)) for run_id in run_ids}
+
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
+        + ["--without-heartbeat", "--without-gossip", "--without-mingle"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        benchmark = wait_for_verdict(pod, benchmark_id)
+    finally:
+        print(stop(worker)[-3000:])
+    assert benchmark["verification"]["verdict"] == "verified"
+    assert len(hub.requests) == asked

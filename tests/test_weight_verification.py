@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from board.models import Run
 from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, weights_for
+from submissions.models import WeightCheckCache
 from tests.boardjobs import (
     benchmark_of,
     bundles,
@@ -251,6 +252,29 @@ def test_a_moderator_check_again_succeeds_once_a_refused_repo_is_opened(pod, hub
     benchmark = benchmark_of(board_url, answers)
     assert benchmark["verification"]["verdict"] == "verified"
     assert benchmark["trust"] == "attested"
+
+
+def test_a_hub_refusal_is_remembered_for_a_bounded_time_then_asked_again(
+    make_pod, hub, board_url, settings
+):
+    settings.AEON_HF_REFUSED_CACHE_SECONDS = 600
+    hub.gate(MODEL.hf_repo, 401)  # e.g. the board's token expired
+    [first] = submit_job(make_pod(), perf_job())
+    assert first.body["verification"] == "unverifiable"
+    asked = len([path for _, path in hub.requests if MODEL.hf_repo in path])
+
+    [within] = submit_job(make_pod(), perf_job())  # inside the window: the cached refusal
+    assert within.body["verification"] == "unverifiable"
+    assert len([path for _, path in hub.requests if MODEL.hf_repo in path]) == asked
+
+    hub.ungate(MODEL.hf_repo)  # access granted again (a new token)
+    put_on_hub(hub, MODEL)
+    WeightCheckCache.objects.filter(repo=MODEL.hf_repo).update(
+        fetched_at=timezone.now() - timedelta(seconds=601)
+    )
+    [after] = submit_job(make_pod(), perf_job())
+    assert after.body["verification"] == "verified"
+    assert WeightCheckCache.objects.get(repo=MODEL.hf_repo, commit=MODEL.hf_revision).found
 
 
 def test_a_hub_unavailable_for_24_hours_leaves_the_run_unverifiable(pod, hub, board_url):

@@ -1,13 +1,34 @@
-"""Measure ingest over HTTP against a running board: a 174-case text run through its 21
-cumulative checkpoints and final, and a perf final, each with a fresh job identity.
+"""Measure ingest against its byte floor, the way production serves it.
 
-Run it against the board `make run` serves: the demo model's Hugging Face answer is cached there,
-so the weight check at commit asks nothing of the network."""
+By default the command starts what it measures: gunicorn (one worker, four threads, as deployed)
+on a free port against DATABASE_URL, with a Redis broker so the weight check leaves the request
+as in production (the broker only queues: no worker runs, and the queued checks are removed
+afterwards). It then uploads, through the signing pod client, a 174-case text final (0.2 MiB,
+after its cumulative checkpoints) and a ~64 MiB text final (arena artifacts), and prints for each
+the board's time, the floor measured here on the same bytes (parse + canonical re-serialisation
++ sha256 + signature verify), their ratio and the worker's resident memory.
 
+`--url` measures a board already serving instead (checkpoints and finals of demo jobs, medians).
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import urllib.request
+from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
 from submissions.demo.bundles import (
     DEMO_MODELS,
@@ -16,17 +37,243 @@ from submissions.demo.bundles import (
     job_bundles,
     text_checkpoints,
 )
-from submissions.demo.podclient import PodClient
+from submissions.demo.podclient import PodClient, RunSession
+from submissions.signing import verify_signature
+
+ROOT = Path(settings.BASE_DIR)
+BODY_BYTES = 64 * 1024 * 1024  # the protocol's cap on a bundle's artifacts, as a body
+HTML_LINE = '<div class="cell" data-i="{i}">Score: "{i}" &amp; more\\tcells</div>\n'
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def floor_seconds(body: bytes, public_key: str) -> float:
+    """What any verifier of this body must do: parse, re-serialise canonically, hash, verify."""
+    started = time.perf_counter()
+    envelope = json.loads(body)
+    message = json.dumps(envelope["bundle"], sort_keys=True, separators=(",", ":")).encode()
+    hashlib.sha256(body).hexdigest()
+    if not verify_signature(public_key, envelope["signature"], message):
+        raise CommandError("the floor's signature does not verify")
+    return time.perf_counter() - started
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0])
+    return fields
+
+
+def reset_peak(pid: int) -> None:
+    """Start VmHWM again from the current RSS (Linux clear_refs "5")."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def big_text_bundle(text: dict) -> dict:
+    """The demo text final with arena artifacts making a body of about 64 MiB."""
+    lines = "".join(HTML_LINE.format(i=i) for i in range(2000))
+    escaped = len(json.dumps(lines)) / len(lines)  # quotes and tabs travel as two characters
+    items, per_item = 4, int((BODY_BYTES - 256 * 1024) / escaped) // 4
+    html = (lines * (per_item // len(lines) + 1))[:per_item]
+    template = text["artifacts"][0]
+    artifacts = [
+        template | {"prompt_id": f"app.bench{i}", "html": html, "bytes": len(html)}
+        for i in range(items)
+    ]
+    return text | {"artifacts": artifacts}
 
 
 class Command(BaseCommand):
-    help = "Time checkpoints and finals of demo jobs sent to a running board (medians in ms)."
+    help = "Ingest time against its byte floor on gunicorn (or, with --url, a running board)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--url", default="http://127.0.0.1:8000")
-        parser.add_argument("--jobs", type=int, default=5)
+        parser.add_argument("--url", help="measure a board already serving here instead")
+        parser.add_argument("--jobs", type=int, default=5, help="--url mode: demo jobs to send")
+        parser.add_argument("--small", type=int, default=7, help="0.2 MiB finals to time")
+        parser.add_argument("--large", type=int, default=3, help="64 MiB finals to time")
+        parser.add_argument(
+            "--broker",
+            default=os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/0",
+            help="Redis broker of the board under test ('' for eager Celery)",
+        )
 
-    def handle(self, *args, url: str, jobs: int, **options):
+    def handle(self, *args, url, jobs, small, large, broker, **options):
+        self.run_ids: set[str] = set()
+        if url:
+            return self._against(url, jobs)
+        if connection.vendor != "postgresql":
+            self.stderr.write(f"note: measuring on {connection.vendor}, not PostgreSQL")
+        call_command("migrate", verbosity=0)
+        broker = broker if broker and self._broker_answers(broker) else ""
+        data_dir = Path(tempfile.mkdtemp(prefix="aeon-bench-"))
+        port = free_port()
+        server = self._start_gunicorn(port, broker, data_dir)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            self._wait_ready(base, server)
+            [worker] = children_of(server.pid)
+            rows = [self._measure(base, worker, "0.2 MiB text final (174 cases)", small, False)]
+            rows.append(self._measure(base, worker, "64 MiB text final (artifacts)", large, True))
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=60)
+            shutil.rmtree(data_dir, ignore_errors=True)
+            if broker:
+                self._forget_queued_checks(broker)
+        self._table(rows, broker)
+
+    # --- the board under test -------------------------------------------------------------
+
+    @staticmethod
+    def _broker_answers(broker: str) -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis.from_url(broker, socket_connect_timeout=2).ping())
+        except redis.RedisError:
+            return False
+
+    def _start_gunicorn(self, port: int, broker: str, data_dir: Path) -> subprocess.Popen:
+        env = os.environ | {
+            "DEBUG": "0",
+            "AEON_DATA_DIR": str(data_dir),
+            "CELERY_BROKER_URL": broker,
+            # Eager Celery would run the weight check in the request: keep it off the network.
+            "AEON_HF_ENDPOINT": os.environ.get("AEON_HF_ENDPOINT", "")
+            if broker
+            else "http://127.0.0.1:9",
+            "AEON_RATE_LIMIT_PER_IP": "1000000",
+            "AEON_RATE_LIMIT_PER_KEY": "1000000",
+        }
+        env = {name: value for name, value in env.items() if value != ""}
+        command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "1"]
+        command += ["--threads", "4", "--timeout", "150", "--bind", f"127.0.0.1:{port}"]
+        return subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+
+    @staticmethod
+    def _wait_ready(base: str, server: subprocess.Popen) -> None:
+        for _ in range(240):
+            if server.poll() is not None:
+                raise CommandError("gunicorn exited; run it by hand to see why")
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.25)
+        raise CommandError("gunicorn did not answer within a minute")
+
+    def _forget_queued_checks(self, broker: str) -> None:
+        """Remove the weight checks this run queued (no worker ran to take them)."""
+        import redis
+
+        client = redis.Redis.from_url(broker)
+        for message in client.lrange("celery", 0, -1):
+            if any(run_id.encode() in message for run_id in self.run_ids):
+                client.lrem("celery", 1, message)
+
+    # --- measuring ------------------------------------------------------------------------
+
+    def _measure(self, base: str, worker: int, label: str, times: int, large: bool) -> dict:
+        pod = PodClient(base, timeout=600)
+        pod.enroll()
+        board_s, floor_s, growth = [], [], []
+        size = 0
+        for index in range(times + 1):  # the first round warms the worker up, uncounted
+            text = self._text_bundle(index, large)
+            session = self._open(pod)
+            if not large:
+                for checkpoint in text_checkpoints(text):
+                    self._expect(pod.submit(session, checkpoint, final=False))
+            body = json.dumps(pod.signed_results(session, text, final=True)).encode()
+            size = len(body)
+            before = memory_kib(worker)["VmRSS"]
+            reset_peak(worker)
+            started = time.perf_counter()
+            self._expect(self._post(pod, session, body))
+            elapsed = time.perf_counter() - started
+            peak = memory_kib(worker)["VmHWM"]
+            self.run_ids.add(session.run_id)
+            if index:
+                board_s.append(elapsed)
+                floor_s.append(floor_seconds(body, pod.public_key))
+                growth.append((peak - before) * 1024)
+            del body
+        board, floor = statistics.median(board_s), statistics.median(floor_s)
+        return {
+            "label": label,
+            "size": size,
+            "board": board,
+            "floor": floor,
+            "growth": max(growth),
+            "rss": memory_kib(worker)["VmRSS"] * 1024,
+            "n": times,
+        }
+
+    @staticmethod
+    def _text_bundle(index: int, large: bool) -> dict:
+        job = job_bundles(
+            DEMO_MODELS[0], started=f"bench-{time.time_ns()}-{index}", with_agentic=False
+        )
+        for _board, suite, _name, bundle in job:
+            if suite == TEXT_SUITE_ID:
+                return big_text_bundle(bundle) if large else bundle
+        raise CommandError("the demo job has no text bundle")
+
+    def _open(self, pod: PodClient) -> RunSession:
+        return pod.open_run(DEMO_MODELS[0].hf_repo, TEXT_SUITE_ID, "text")
+
+    @staticmethod
+    def _post(pod: PodClient, session: RunSession, body: bytes):
+        path = f"/api/v1/runs/{session.run_id}/results"
+        return pod.send("POST", path, body, {"X-Aeon-Run-Token": session.run_token})
+
+    @staticmethod
+    def _expect(answer) -> None:
+        if answer.status != 200:
+            raise CommandError(f"refused: {answer.status} {answer.body}")
+
+    def _table(self, rows: list[dict], broker: str) -> None:
+        mib = 1024 * 1024
+        self.stdout.write(
+            f"PostgreSQL: {connection.vendor == 'postgresql'}; gunicorn 1 worker x 4 threads; "
+            f"Celery: {'Redis broker ' + broker if broker else 'eager (no Redis)'}"
+        )
+        self.stdout.write(
+            f"{'upload':<32} {'body':>9} {'board':>10} {'floor':>10} {'ratio':>6} "
+            f"{'worker RSS':>11} {'peak growth':>12}"
+        )
+        for row in rows:
+            self.stdout.write(
+                f"{row['label']:<32} {row['size'] / mib:7.2f}Mi {row['board'] * 1000:8.1f}ms "
+                f"{row['floor'] * 1000:8.1f}ms {row['board'] / row['floor']:5.1f}x "
+                f"{row['rss'] / mib:9.0f}Mi {row['growth'] / mib:8.0f}Mi "
+                f"({row['growth'] / row['size']:.1f}x body)"
+            )
+        self.stdout.write("medians of the timed rounds; peak growth is the largest of them")
+
+    # --- --url: a board already serving ---------------------------------------------------
+
+    def _against(self, url: str, jobs: int) -> None:
         pod = PodClient(url, wait_when_rate_limited=True)
         timings: dict[str, list[float]] = {"checkpoint": [], "text final": [], "perf final": []}
         for index in range(jobs):
@@ -52,11 +299,9 @@ class Command(BaseCommand):
                 f"max {max(values) * 1000:7.1f} ms  (n={len(values)})"
             )
 
-    @staticmethod
-    def _timed(call, *args, **kwargs) -> float:
+    def _timed(self, call, *args, **kwargs) -> float:
         started = time.perf_counter()
         answer = call(*args, **kwargs)
         elapsed = time.perf_counter() - started
-        if answer.status != 200:
-            raise RuntimeError(f"refused: {answer.status} {answer.body}")
+        self._expect(answer)
         return elapsed
