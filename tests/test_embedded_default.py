@@ -394,3 +394,35 @@ def test_stopping_make_run_leaves_no_process_behind(tmp_path, group):
         assert left == set(), {pid: started[pid] for pid in left}
     finally:
         board.kill_all()
+
+
+# --- rate limits: development sized for the demo, production as it was ------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "limits"),
+    [
+        ({}, "3000 1500 60"),
+        (
+            {"AEON_ENV": "production", "SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "b.example"},
+            "600 300 60",
+        ),
+    ],
+    ids=["development", "production"],
+)
+def test_only_the_development_configuration_raises_the_rate_limits(tmp_path, env, limits):
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings as s; "
+            "print(s.AEON_RATE_LIMIT_PER_IP, s.AEON_RATE_LIMIT_PER_KEY, s.AEON_RATE_WINDOW_SECONDS)",
+        ],
+        cwd=ROOT,
+        env=embedded_env(tmp_path, free_port(), DJANGO_SETTINGS_MODULE="config.settings", **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert shown.stdout.strip().splitlines()[-1] == limits
