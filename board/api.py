@@ -5,13 +5,16 @@ from django.views.decorators.cache import cache_control
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
 
 from board import selectors
 from board.serializers import (
     BenchmarkDetailSerializer,
     BenchmarkSerializer,
     HardwareClassSerializer,
+    RecipeDetailSerializer,
     RunSerializer,
 )
 
@@ -69,18 +72,32 @@ class BenchmarkDetail(generics.RetrieveAPIView):
     lookup_url_kwarg = "benchmark_id"
 
     def get_object(self):
-        benchmark = selectors.benchmark_detail(self.kwargs["benchmark_id"])
-        if benchmark is None:
-            from rest_framework.exceptions import NotFound
-
+        detail = selectors.benchmark_detail(self.kwargs["benchmark_id"])
+        if detail is None:
             raise NotFound("no such benchmark")
-        return benchmark
+        return detail.benchmark
 
 
 @PUBLIC_CACHE
 class HardwareClassList(generics.ListAPIView):
-    """Every hardware class, presets first."""
+    """The hardware classes on the board: the presets, and every class holding a published
+    benchmark; presets first."""
 
     serializer_class = HardwareClassSerializer
     pagination_class = None
     queryset = selectors.hardware_classes()
+
+
+@PUBLIC_CACHE
+class RecipeDetail(generics.GenericAPIView):
+    """A recipe: its JSON (as pods apply it), the benchmarks that used it ("used by 4 runs on 3
+    pods"), the commands that reproduce it per model, and the diff against the nearest earlier
+    recipe of each model and hardware class it ran on."""
+
+    serializer_class = RecipeDetailSerializer
+
+    def get(self, request, recipe_id: str):
+        usage = selectors.recipe_usage(recipe_id)
+        if usage is None:
+            raise NotFound("no such recipe")
+        return Response(self.get_serializer(usage).data)

@@ -72,6 +72,14 @@ class Suite(models.Model):
         return self.suite_id
 
 
+class HardwareClassQuerySet(models.QuerySet):
+    def listed(self):
+        """Classes shown publicly: the presets, and any class holding a published benchmark (a
+        pod's label alone never puts a class on the board)."""
+        published = Benchmark.objects.public().filter(hardware_class=models.OuterRef("pk"))
+        return self.filter(models.Q(preset=True) | models.Exists(published))
+
+
 class HardwareClass(models.Model):
     slug = models.SlugField(max_length=200, unique=True)
     name = models.CharField(max_length=200)
@@ -81,6 +89,8 @@ class HardwareClass(models.Model):
     memory_gb = models.FloatField(null=True, blank=True)
     unified_memory = models.BooleanField(null=True, blank=True)
     preset = models.BooleanField(default=False)  # seeded classes are always listed
+
+    objects = HardwareClassQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "hardware classes"
@@ -111,9 +121,11 @@ class BenchmarkQuerySet(models.QuerySet):
 
 
 class Benchmark(models.Model):
-    """A comprehensive run: the runs of one key sharing a job_group (design.md §3.5).
+    """A comprehensive run: the runs of one key sharing a job_group, all of one weight set and
+    one serving recipe (docs/recipes.md, "One benchmark, one weight set, one recipe").
 
-    Every column after `created_at` is derived and rewritten by `refresh_benchmark`.
+    `weight_set` and `recipe` are fixed at creation; every column after `created_at` is derived
+    and rewritten by `refresh_benchmark`.
     """
 
     public_id = models.CharField(
@@ -125,6 +137,11 @@ class Benchmark(models.Model):
         HardwareClass, on_delete=models.PROTECT, related_name="benchmarks"
     )
     hardware_label = models.CharField(max_length=300, blank=True)
+    # The weights_hash of every run, or "endpoint:<hash>" for a frontier endpoint; "" for none.
+    weight_set = models.CharField(max_length=80, blank=True)
+    recipe = models.ForeignKey(
+        "recipes.Recipe", null=True, blank=True, on_delete=models.PROTECT, related_name="benchmarks"
+    )
     created_at = models.DateTimeField(db_index=True)
 
     trust = models.CharField(max_length=16, choices=Trust.choices, default=Trust.PENDING)
@@ -152,7 +169,6 @@ class Benchmark(models.Model):
     tpot_ms = models.FloatField(null=True)
     latency_cohort = models.CharField(max_length=60, blank=True)
     context_len = models.PositiveIntegerField(null=True)
-    recipe_id = models.CharField(max_length=64, blank=True)
     submitted_at = models.DateTimeField(null=True)
 
     objects = BenchmarkQuerySet.as_manager()
@@ -169,7 +185,8 @@ class Benchmark(models.Model):
 
 
 class BenchmarkGroup(models.Model):
-    """A job_group of a key and the benchmark it belongs to; a resumed job adds a second one."""
+    """A job_group of a key and a benchmark it feeds; a resumed job adds a second group to a
+    benchmark, and a group whose runs change weights or recipe feeds a second benchmark."""
 
     key_fingerprint = models.CharField(max_length=16)
     job_group = models.CharField(max_length=64)
@@ -178,14 +195,18 @@ class BenchmarkGroup(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["key_fingerprint", "job_group"], name="one_benchmark_per_key_group"
+                fields=["key_fingerprint", "job_group", "benchmark"], name="one_link_per_key_group"
             )
         ]
 
 
 class RunQuerySet(models.QuerySet):
     def public(self):
-        return self.exclude(secret_detected=True, secret_cleared=False)
+        """Runs visitors may see: neither holding an uncleared secret nor part of a benchmark
+        withheld for one (docs/recipes.md, "Secrets")."""
+        return self.exclude(secret_detected=True, secret_cleared=False).exclude(
+            benchmark__withheld=True
+        )
 
 
 class Run(models.Model):

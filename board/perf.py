@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from recipes.argv import max_num_seqs_from
 
 CATEGORIES = ("math", "instruction", "reasoning", "coding", "prose")
 OVERALL = "overall"
@@ -142,30 +143,9 @@ def parse_direct_id(case_id: str) -> tuple[str, int] | None:
 
 
 def max_num_seqs_from_flags(flags: Iterable[str] | str | None) -> int | None:
-    """The recipe's `--max-num-seqs` (either `--max-num-seqs 64` or `--max-num-seqs=64`).
-
-    Accepts an argv list, `custom_flags`-style entries ("--max-num-seqs 24") or one string.
-    The last occurrence wins, as with argparse; a missing or non-positive value gives None.
-    """
-    if not flags:
-        return None
-    argv: list[str] = []
-    for item in [flags] if isinstance(flags, str) else flags:
-        if isinstance(item, str):
-            try:
-                argv.extend(shlex.split(item))
-            except ValueError:
-                argv.append(item)
-    found: str | None = None
-    for i, arg in enumerate(argv):
-        if arg == "--max-num-seqs" and i + 1 < len(argv):
-            found = argv[i + 1]
-        elif arg.startswith("--max-num-seqs="):
-            found = arg.split("=", 1)[1]
-    if found is None or not re.fullmatch(r"[0-9]+", found.strip()):
-        return None
-    value = int(found)
-    return value if value > 0 else None
+    """The recipe's concurrency cap (`--max-num-seqs`, or SGLang's and llama.cpp's spelling),
+    read by the one argv reader (docs/recipes.md, "Reading flags"); None when absent."""
+    return max_num_seqs_from(flags)
 
 
 def summarise_perf(results: list[dict], max_num_seqs: int | None = None) -> PerfSummary:

@@ -1,8 +1,24 @@
 """Reads of the board: what pages, the read API and the pod channel's answers show."""
 
-from django.db.models import Prefetch
+import re
+from dataclasses import dataclass, field
 
-from board.models import Benchmark, HardwareClass, PerfCohort, Run, SuiteKind
+from django.db.models import Count, Min, Prefetch, Q
+
+from board.models import (
+    Benchmark,
+    BenchModel,
+    HardwareClass,
+    PerfCohort,
+    Run,
+    SuiteKind,
+    Trust,
+    Verification,
+)
+from recipes.commands import assemble_commands
+from recipes.diff import diff_recipes
+from recipes.models import Recipe
+from recipes.scrub import scrub_recipe
 
 TRUE_WORDS = ("1", "true", "yes")
 
@@ -24,7 +40,18 @@ def public_runs_with_results():
 
 
 def run_detail(run_id: str) -> Run | None:
-    return Run.objects.public().filter(run_id=run_id).first()
+    return Run.objects.public().select_related("benchmark__model").filter(run_id=run_id).first()
+
+
+def public_runs_by_id(run_ids) -> dict[str, dict]:
+    """The runs among these that visitors may see, by id, with their board and model (one
+    query, whatever their number)."""
+    rows = (
+        Run.objects.public()
+        .filter(run_id__in=list(run_ids))
+        .values("run_id", "board", "model_name", "benchmark__public_id")
+    )
+    return {row["run_id"]: row for row in rows}
 
 
 def benchmarks(
@@ -33,6 +60,8 @@ def benchmarks(
     model: str | None = None,
     trust: str | None = None,
     ranked: str | None = None,
+    search: str | None = None,
+    pod: str | None = None,
 ):
     queryset = (
         Benchmark.objects.public()
@@ -47,10 +76,67 @@ def benchmarks(
         queryset = queryset.filter(trust=trust)
     if ranked not in (None, ""):
         queryset = queryset.filter(ranked=ranked.lower() in TRUE_WORDS)
+    if search:
+        queryset = queryset.filter(
+            Q(model__canonical_id__icontains=search) | Q(model__display_name__icontains=search)
+        )
+    if pod:
+        queryset = queryset.filter(key_fingerprint=pod)
     return queryset
 
 
-def benchmark_detail(public_id: str) -> Benchmark | None:
+@dataclass
+class WeightFile:
+    path: str
+    sha256: str
+    verdict: str  # "matches Hugging Face", a difference kind, or the run's verdict
+
+
+@dataclass
+class BenchmarkView:
+    """A benchmark with what its page shows, read in a fixed number of queries."""
+
+    benchmark: Benchmark
+    runs: list[Run]
+    core_run: Run | None  # the text (else perf) run whose recipe and weights speak for it
+    perf_run: Run | None
+    cohorts: list[PerfCohort]
+    recipe: dict | None  # scrubbed: safe on any public surface
+    weight_files: list[WeightFile] = field(default_factory=list)
+
+
+def _speaking(runs: list[Run]) -> Run | None:
+    """The run that speaks for a board: the latest attested one, else the latest (as
+    refresh_benchmark decides)."""
+    attested = [run for run in runs if run.trust == Trust.ATTESTED]
+    return (attested or runs)[-1] if runs else None
+
+
+def _weight_files(run: Run | None, differences: list[dict]) -> list[WeightFile]:
+    if run is None:
+        return []
+    declared = run.extras.get("weights_per_file")
+    if not isinstance(declared, dict):
+        declared = {}
+    differing = {d.get("path"): d.get("kind", "differs") for d in differences}
+    if run.verification == Verification.VERIFIED:
+        default = "matches Hugging Face"
+    else:
+        default = run.get_verification_display()
+    files = [
+        WeightFile(str(path), str(sha), differing.get(path, default))
+        for path, sha in sorted(declared.items())
+    ]
+    known = set(declared)
+    files += [
+        WeightFile(str(path), "", kind)
+        for path, kind in differing.items()
+        if path is not None and path not in known
+    ]
+    return files
+
+
+def benchmark_detail(public_id: str) -> BenchmarkView | None:
     """A benchmark with its public runs and its perf run's cohorts, in three queries."""
     benchmark = (
         Benchmark.objects.public()
@@ -58,7 +144,7 @@ def benchmark_detail(public_id: str) -> Benchmark | None:
         .prefetch_related(
             Prefetch(
                 "runs",
-                queryset=Run.objects.public().order_by("committed_at"),
+                queryset=Run.objects.public().order_by("committed_at", "pk"),
                 to_attr="public_runs",
             )
         )
@@ -67,10 +153,226 @@ def benchmark_detail(public_id: str) -> Benchmark | None:
     )
     if benchmark is None:
         return None
-    perf_runs = [run for run in benchmark.public_runs if run.kind == SuiteKind.PERF]
-    benchmark.perf_cohorts = list(PerfCohort.objects.filter(run=perf_runs[-1])) if perf_runs else []
-    return benchmark
+    runs = benchmark.public_runs
+    perf_run = _speaking([run for run in runs if run.kind == SuiteKind.PERF])
+    text_run = _speaking([run for run in runs if run.kind == SuiteKind.TEXT])
+    core_run = text_run or perf_run
+    cohorts = list(PerfCohort.objects.filter(run=perf_run)) if perf_run else []
+    benchmark.perf_cohorts = cohorts  # the API serializer reads it
+    recipe = scrub_recipe(core_run.extras.get("recipe")) if core_run else None
+    differences = [
+        d for d in benchmark.weight_differences if core_run and d.get("run_id") == core_run.run_id
+    ]
+    return BenchmarkView(
+        benchmark=benchmark,
+        runs=runs,
+        core_run=core_run,
+        perf_run=perf_run,
+        cohorts=cohorts,
+        recipe=recipe,
+        weight_files=_weight_files(core_run, differences),
+    )
 
 
 def hardware_classes():
-    return HardwareClass.objects.order_by("-preset", "device_count", "name")
+    """The classes listed publicly (presets, and those holding a published benchmark)."""
+    return HardwareClass.objects.listed().order_by("-preset", "device_count", "name")
+
+
+def classes_with_benchmarks() -> set[int]:
+    """Ids of the hardware classes holding at least one public benchmark (one query)."""
+    return set(Benchmark.objects.public().values_list("hardware_class_id", flat=True).distinct())
+
+
+def hardware_class(slug: str) -> HardwareClass | None:
+    return HardwareClass.objects.listed().filter(slug=slug).first()
+
+
+def hardware_classes_with_counts():
+    """Every class with how many public and ranked benchmarks it holds, presets first."""
+    public = Q(benchmarks__withheld=False)
+    return hardware_classes().annotate(
+        n_benchmarks=Count("benchmarks", filter=public),
+        n_ranked=Count("benchmarks", filter=public & Q(benchmarks__ranked=True)),
+    )
+
+
+def models_with_counts(search: str | None = None):
+    queryset = (
+        BenchModel.objects.annotate(
+            n_benchmarks=Count("benchmarks", filter=Q(benchmarks__withheld=False)),
+            n_ranked=Count(
+                "benchmarks", filter=Q(benchmarks__withheld=False, benchmarks__ranked=True)
+            ),
+        )
+        .filter(n_benchmarks__gt=0)
+        .order_by("canonical_id")
+    )
+    if search:
+        queryset = queryset.filter(
+            Q(canonical_id__icontains=search) | Q(display_name__icontains=search)
+        )
+    return queryset
+
+
+def bench_model(canonical_id: str) -> BenchModel | None:
+    return BenchModel.objects.filter(canonical_id__iexact=canonical_id).first()
+
+
+def recipes_in_use():
+    """Recipe ids that public benchmarks point at, with how many benchmarks and pods use each."""
+    return (
+        Benchmark.objects.public()
+        .filter(recipe__isnull=False)
+        .values("recipe_id")
+        .annotate(n_benchmarks=Count("id"), n_pods=Count("key_fingerprint", distinct=True))
+        .order_by("-n_benchmarks", "recipe_id")
+    )
+
+
+# --- recipes ------------------------------------------------------------------------------------
+
+RECIPE_BENCHMARKS_SHOWN = 100
+RECIPE_MODELS_WITH_COMMANDS = 5
+RECIPE_DIFF_PAIRS = 5
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass
+class RecipeUsage:
+    """A recipe with what the public may see of its use (docs/recipes.md, "The recipe API")."""
+
+    recipe: Recipe
+    benchmarks: list[Benchmark]
+    benchmark_count: int
+    run_count: int
+    pod_count: int
+    commands: list[dict] = field(default_factory=list)
+    previous: list[dict] = field(default_factory=list)
+
+
+def recipe_usage(recipe_id: str) -> RecipeUsage | None:
+    """A recipe used by at least one published benchmark, with its benchmarks (newest first),
+    counts, commands per model and its diffs. The number of queries is bounded: it does not grow
+    with the number of benchmarks that used the recipe."""
+    recipe = Recipe.objects.filter(pk=recipe_id).first()
+    if recipe is None:
+        return None
+    published = Benchmark.objects.public().filter(recipe=recipe)
+    totals = published.aggregate(
+        benchmarks=Count("pk"), pods=Count("key_fingerprint", distinct=True)
+    )
+    if not totals["benchmarks"]:
+        return None  # only withheld benchmarks used it: nothing to show
+    runs = Run.objects.public().filter(benchmark__in=published).count()
+    shown = list(
+        published.select_related("model", "hardware_class").order_by("-created_at", "-pk")[
+            :RECIPE_BENCHMARKS_SHOWN
+        ]
+    )
+    usage = RecipeUsage(recipe, shown, totals["benchmarks"], runs, totals["pods"])
+    usage.commands = _recipe_commands(recipe, shown)
+    usage.previous = _previous_recipes(recipe, published)
+    return usage
+
+
+def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
+    """Commands for each model (newest first, a few) the recipe served, at the commit measured."""
+    latest: dict[str, Benchmark] = {}
+    for benchmark in shown:
+        if benchmark.model.hf_repo and benchmark.model.hf_repo.lower() not in latest:
+            latest[benchmark.model.hf_repo.lower()] = benchmark
+        if len(latest) == RECIPE_MODELS_WITH_COMMANDS:
+            break
+    facts: dict[int, dict] = {}
+    for row in (
+        Run.objects.public()
+        .filter(benchmark__in=[b.pk for b in latest.values()])
+        .order_by("committed_at")
+        .values(
+            "benchmark_id",
+            "commit",
+            "hf_revision",
+            "extras__deployment_manifest__verification__revision",
+            "extras__weights_per_file",
+        )
+    ):
+        facts.setdefault(row["benchmark_id"], row)
+    spec = recipe.spec()  # assemble_commands offers only allowlisted images
+    commands = []
+    for benchmark in latest.values():
+        row = facts.get(benchmark.pk, {})
+        revision = next(
+            (
+                value.lower()
+                for value in (
+                    row.get("commit"),
+                    row.get("hf_revision"),
+                    row.get("extras__deployment_manifest__verification__revision"),
+                )
+                if isinstance(value, str) and _COMMIT.fullmatch(value.lower())
+            ),
+            None,
+        )
+        commands.append(
+            {
+                "model": benchmark.model.canonical_id,
+                "hf_repo": benchmark.model.hf_repo,
+                "revision": revision,
+                **assemble_commands(
+                    spec,
+                    hf_repo=benchmark.model.hf_repo,
+                    revision=revision,
+                    model_file=_gguf_file(row.get("extras__weights_per_file")),
+                ),
+            }
+        )
+    return commands
+
+
+def _gguf_file(per_file) -> str | None:
+    """The GGUF file llama.cpp loads (the first part of a split model)."""
+    if not isinstance(per_file, dict):
+        return None
+    ggufs = sorted(str(path) for path in per_file if str(path).endswith(".gguf"))
+    return ggufs[0] if ggufs else None
+
+
+def _previous_recipes(recipe: Recipe, published) -> list[dict]:
+    """Per model and hardware class the recipe ran on (a few), the diff against the recipe of
+    the nearest earlier benchmark of that model and class that used another recipe."""
+    pairs = (
+        published.values("model_id", "hardware_class_id")
+        .annotate(first=Min("created_at"))
+        .order_by("-first")[:RECIPE_DIFF_PAIRS]
+    )
+    previous = []
+    for pair in pairs:
+        earlier = (
+            Benchmark.objects.public()
+            .filter(
+                model_id=pair["model_id"],
+                hardware_class_id=pair["hardware_class_id"],
+                created_at__lt=pair["first"],
+                recipe__isnull=False,
+            )
+            .exclude(recipe=recipe)
+            .select_related("recipe", "model", "hardware_class")
+            .order_by("-created_at", "-pk")
+            .first()
+        )
+        if earlier is None:
+            continue
+        previous.append(
+            {
+                "model": earlier.model.canonical_id,
+                "hardware_class": {
+                    "slug": earlier.hardware_class.slug,
+                    "name": earlier.hardware_class.name,
+                },
+                "against_recipe": earlier.recipe_id,
+                "against_benchmark": earlier.public_id,
+                "diff": diff_recipes(earlier.recipe.public_spec(), recipe.public_spec()),
+            }
+        )
+    return previous

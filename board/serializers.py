@@ -4,18 +4,32 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from board.models import Benchmark, HardwareClass, PerfCohort, Result, Run
-from recipes.scrub import scrub_extras
+from board.public import public_evidence, public_perf
+from recipes.scrub import public_output, scrub_extras
 
 
 class ResultSerializer(serializers.ModelSerializer):
+    """One case as the pod sent it; the operator's home directories masked in model output and
+    the sustained timeline's clock made relative (docs/recipes.md, "Scrubbing")."""
+
     raw_output = serializers.SerializerMethodField()
+    evidence = serializers.SerializerMethodField()
+    speed = serializers.SerializerMethodField()
 
     class Meta:
         model = Result
         fields = list(Result.ROW_FIELDS)
 
     def get_raw_output(self, result: Result) -> str:
-        return result.raw_text
+        return public_output(result.raw_text)
+
+    @extend_schema_field({"oneOf": [{"type": "object"}, {"type": "array"}], "nullable": True})
+    def get_evidence(self, result: Result):
+        return public_evidence(result)
+
+    @extend_schema_field({"type": "object", "nullable": True})
+    def get_speed(self, result: Result):
+        return public_output(result.speed)
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -23,6 +37,7 @@ class RunSerializer(serializers.ModelSerializer):
     pod = serializers.CharField(source="key_fingerprint")
     benchmark_id = serializers.CharField(source="benchmark.public_id", default=None)
     trust_tier = serializers.CharField(source="trust")
+    perf = serializers.SerializerMethodField()
     extras = serializers.SerializerMethodField()
     results = ResultSerializer(many=True)
 
@@ -37,8 +52,6 @@ class RunSerializer(serializers.ModelSerializer):
             "harness",
             "pod",
             "benchmark_id",
-            "job_sig",
-            "job_group",
             "committed_at",
             "bundle_sha256",
             "trust_tier",
@@ -56,8 +69,13 @@ class RunSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"type": "object"})
     def get_extras(self, run: Run) -> dict:
-        """Every top-level key the pod sent, scrubbed: no raw command, host paths or credentials."""
+        """Every top-level key the pod sent, scrubbed: no raw command, host paths, credentials,
+        job signature, group or start stamp."""
         return scrub_extras(run.extras)
+
+    @extend_schema_field({"type": "object"})
+    def get_perf(self, run: Run) -> dict:
+        return public_perf(run)
 
 
 class HardwareClassSerializer(serializers.ModelSerializer):
@@ -159,6 +177,7 @@ class BenchmarkSerializer(serializers.ModelSerializer):
             "single_stream",
             "latency",
             "context_len",
+            "weight_set",
             "recipe_id",
             "submitted_at",
         ]
@@ -215,3 +234,157 @@ class BenchmarkDetailSerializer(BenchmarkSerializer):
     @extend_schema_field(CohortSerializer(many=True))
     def get_cohorts(self, benchmark: Benchmark) -> list:
         return CohortSerializer(benchmark.perf_cohorts, many=True).data
+
+
+class RecipeBenchmarkSerializer(BenchmarkSerializer):
+    """A benchmark that used a recipe, in brief."""
+
+    class Meta(BenchmarkSerializer.Meta):
+        fields = [
+            "id",
+            "model",
+            "hardware_class",
+            "pod",
+            "trust",
+            "complete",
+            "ranked",
+            "composite",
+            "peak_aggregate",
+            "single_stream",
+            "latency",
+            "submitted_at",
+        ]
+
+
+_FLAG_CHANGE = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "flag": {"type": "string"},
+            "value": {"type": "string", "nullable": True},
+            "from": {"type": "string", "nullable": True},
+            "to": {"type": "string", "nullable": True},
+        },
+    },
+}
+RECIPE_JSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "engine": {"type": "string"},
+        "image": {"type": "string", "nullable": True},
+        "image_digest": {"type": "string", "nullable": True},
+        "image_note": {"type": "string", "nullable": True},
+        "flags": {"type": "array", "items": {"type": "string"}},
+        "drafter": {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "method": {"type": "string", "nullable": True},
+                "repo": {"type": "string", "nullable": True},
+                "revision": {"type": "string", "nullable": True},
+                "n": {"type": "integer", "nullable": True},
+            },
+        },
+        "context_len": {"type": "integer", "nullable": True},
+    },
+}
+DIFF_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "added": _FLAG_CHANGE,
+        "removed": _FLAG_CHANGE,
+        "changed": _FLAG_CHANGE,
+        "fields": {"type": "array", "items": {"type": "object"}},
+        "identical": {"type": "boolean"},
+    },
+}
+
+
+class RecipeDetailSerializer(serializers.Serializer):
+    """A recipe (docs/recipes.md): its JSON, who used it, the commands that reproduce it per
+    model, and how it differs from the nearest earlier recipe of each model and class."""
+
+    id = serializers.CharField(source="recipe.id")
+    recipe = serializers.SerializerMethodField()
+    canonical_json = serializers.SerializerMethodField()
+    used_by = serializers.SerializerMethodField()
+    benchmarks = RecipeBenchmarkSerializer(many=True)
+    commands = serializers.SerializerMethodField()
+    diffs = serializers.SerializerMethodField()
+
+    @extend_schema_field(RECIPE_JSON_SCHEMA)
+    def get_recipe(self, usage) -> dict:
+        return usage.recipe.public_json()
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_canonical_json(self, usage) -> str | None:
+        """The bytes whose sha256 is the id (only when the image may be shown)."""
+        spec = usage.recipe.spec()
+        return spec.canonical_json() if spec == usage.recipe.public_spec() else None
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "benchmarks": {"type": "integer"},
+                "runs": {"type": "integer"},
+                "pods": {"type": "integer"},
+                "summary": {"type": "string"},
+            },
+        }
+    )
+    def get_used_by(self, usage) -> dict:
+        runs, pods = usage.run_count, usage.pod_count
+        return {
+            "benchmarks": usage.benchmark_count,
+            "runs": runs,
+            "pods": pods,
+            "summary": f"used by {runs} run{'s' * (runs != 1)} on {pods} pod{'s' * (pods != 1)}",
+        }
+
+    @extend_schema_field(
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "model": {"type": "string"},
+                    "hf_repo": {"type": "string"},
+                    "revision": {"type": "string", "nullable": True},
+                    "hf_download": {"type": "string"},
+                    "drafter_download": {"type": "string", "nullable": True},
+                    "docker_run": {"type": "string", "nullable": True},
+                    "compose": {"type": "string", "nullable": True},
+                    "bare_metal": {"type": "string", "nullable": True},
+                    "notes": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        }
+    )
+    def get_commands(self, usage) -> list:
+        return usage.commands
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "previous": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "model": {"type": "string"},
+                            "hardware_class": {"type": "object"},
+                            "against_recipe": {"type": "string"},
+                            "against_benchmark": {"type": "string"},
+                            "diff": DIFF_SCHEMA,
+                        },
+                    },
+                }
+            },
+        }
+    )
+    def get_diffs(self, usage) -> dict:
+        return {"previous": usage.previous}

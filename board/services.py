@@ -3,6 +3,7 @@ rewriting a benchmark's summary whenever one of its runs changes (design.md §3.
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
@@ -24,14 +25,18 @@ from board.models import (
     Trust,
     Verification,
 )
-from board.perf import PerfRowError, max_num_seqs_from_flags, summarise_perf
+from board.perf import PerfRowError, summarise_perf
 from board.quality import score_agentic, score_text_run
-from recipes.normalise import CONTEXT_FLOOR, context_len_of
-from recipes.scrub import find_secrets
+from recipes.models import Recipe
+from recipes.normalise import CONTEXT_FLOOR, context_len_of, max_num_seqs_of
+from recipes.scrub import mask_host_paths, public_name
+from recipes.secret_scan import find_bundle_secrets
+from recipes.services import recipe_for
 
 MIN_COVERAGE = 0.90
 AGENTIC_TESTED_ABOVE = 5.0  # every harness at or below this many points: "agentic untested"
-# A second job_group of the same key, model and hardware within this window resumes a job.
+# A second job_group of the same key, model, hardware, weights and recipe within this window
+# resumes a job.
 RESUME_WINDOW = timedelta(hours=72)
 
 
@@ -43,9 +48,8 @@ def check_bundle(*, board: str, bundle: dict) -> None:
     """Board rules a bundle must pass before it is committed (design.md §3.7 rule 1)."""
     if board != "perf":
         return
-    recipe = bundle.get("recipe") if isinstance(bundle.get("recipe"), dict) else {}
     try:
-        summarise_perf(bundle.get("results") or [], max_num_seqs_from_flags(recipe.get("flags")))
+        summarise_perf(bundle.get("results") or [], max_num_seqs_of(bundle.get("recipe")))
     except PerfRowError as exc:
         raise BundleRuleError(f"{exc.pointer}: {exc.message}") from None
 
@@ -84,11 +88,8 @@ def record_run(
         _text(hardware.get("detected_label")), _text(hardware.get("label"))
     )
     suite = Suite.objects.filter(suite_id=suite_id).first() if suite_id else None
-    secrets = (
-        find_secrets(recipe, "/recipe")
-        + find_secrets(environment, "/environment")
-        + find_secrets(bundle.get("deployment_manifest"), "/deployment_manifest")
-    )
+    # Every string of the bundle, checkpoint-only rows included (docs/recipes.md, "Secrets").
+    secrets = find_bundle_secrets(bundle, rows)
     target_class = _text(bundle.get("target_class"))
     hf_repo = _text(bundle.get("hf_repo"))
     verification = (
@@ -100,7 +101,7 @@ def record_run(
     run = Run(
         run_id=run_id,
         key_fingerprint=key_fingerprint,
-        model_name=storable(model),
+        model_name=storable(public_name(model))[:300],
         board=board,
         suite_id=suite_id,
         job_sig=bundle["job_sig"].lower() if isinstance(bundle.get("job_sig"), str) else None,
@@ -113,7 +114,7 @@ def record_run(
         harness=storable(_text(bundle.get("harness")))[:60],
         target_class=storable(target_class)[:40],
         hardware_label=storable(
-            _text(hardware.get("detected_label")) or _text(hardware.get("label"))
+            mask_host_paths(_text(hardware.get("detected_label")) or _text(hardware.get("label")))
         )[:300],
         claimed_hardware=claimed,
         hf_repo=storable(hf_repo)[:300],
@@ -129,10 +130,14 @@ def record_run(
     run.quality = _quality_of(run, rows, suite)
     summary = None
     if board == "perf":
-        summary = summarise_perf(rows, max_num_seqs_from_flags((recipe or {}).get("flags")))
+        summary = summarise_perf(rows, max_num_seqs_of(recipe))
         run.perf = _perf_json(summary)
     run.trust = decide_trust(run)
-    run.benchmark = _benchmark_for(run, spec, model, hf_repo)
+    identity = BenchmarkIdentity(
+        weight_set=weight_set_of(bundle, run.weights_hash),
+        recipe=recipe_for(raw_recipe=bundle.get("recipe"), seen_at=committed_at),
+    )
+    run.benchmark = _benchmark_for(run, spec, public_name(model), hf_repo, identity)
     run.save()
     _insert_results(run, rows)
     if summary is not None:
@@ -377,49 +382,115 @@ def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
     return bench_model
 
 
-def _benchmark_for(run: Run, spec: HardwareClassSpec, model_name: str, hf_repo: str) -> Benchmark:
-    """The benchmark of the run's (key, job_group), locked for this transaction so concurrent
-    commits of one job rewrite its summary one after the other."""
+@dataclass(frozen=True)
+class BenchmarkIdentity:
+    """What every run of one benchmark shares beyond key, model and hardware: one weight set and
+    one serving recipe (docs/recipes.md, "One benchmark, one weight set, one recipe")."""
+
+    weight_set: str
+    recipe: Recipe | None
+
+    @property
+    def recipe_id(self) -> str | None:
+        return self.recipe.pk if self.recipe is not None else None
+
+    def matches(self, benchmark: Benchmark) -> bool:
+        return benchmark.weight_set == self.weight_set and benchmark.recipe_id == self.recipe_id
+
+
+def weight_set_of(bundle: dict, weights_hash: str) -> str:
+    """The run's weight set: its weights_hash, or for a frontier API the endpoint it asked
+    (provider, model and base URL, hashed so the URL itself is never stored here)."""
+    if weights_hash:
+        return weights_hash.lower()
+    if bundle.get("target_class") != "remote_api":
+        return ""
+    environment = bundle.get("environment") if isinstance(bundle.get("environment"), dict) else {}
+    declared = bundle.get("frontier") if isinstance(bundle.get("frontier"), dict) else {}
+    seen = environment.get("frontier") if isinstance(environment.get("frontier"), dict) else {}
+    endpoint = {
+        "provider": declared.get("provider") or seen.get("provider"),
+        "model": declared.get("model") or seen.get("model"),
+        "base_url": seen.get("base_url") or declared.get("base_url"),
+    }
+    digest = hashlib.sha256(json.dumps(endpoint, sort_keys=True, default=str).encode()).hexdigest()
+    return "endpoint:" + digest[:32]
+
+
+def _benchmark_for(
+    run: Run,
+    spec: HardwareClassSpec,
+    model_name: str,
+    hf_repo: str,
+    identity: BenchmarkIdentity,
+) -> Benchmark:
+    """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
+    this transaction so concurrent commits of one job rewrite its summary one after the other.
+    A run of the same group with other weights or another recipe starts its own benchmark."""
     group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
-    existing = BenchmarkGroup.objects.filter(
-        key_fingerprint=run.key_fingerprint, job_group=group
+    existing = Benchmark.objects.filter(
+        groups__key_fingerprint=run.key_fingerprint,
+        groups__job_group=group,
+        weight_set=identity.weight_set,
+        recipe_id=identity.recipe_id,
     ).first()
     if existing is not None:
-        return Benchmark.objects.select_for_update().get(pk=existing.benchmark_id)
+        return Benchmark.objects.select_for_update().get(pk=existing.pk)
     bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
     hardware_class = hardware_class_for(spec)
-    benchmark = _resumed_benchmark(run, bench_model, hardware_class)
+    benchmark = _resumed_benchmark(run, bench_model, hardware_class, identity)
     if benchmark is None:
-        public_id = hashlib.sha256(f"{run.key_fingerprint}:{group}".encode()).hexdigest()[:12]
-        try:
-            with transaction.atomic():
-                benchmark = Benchmark.objects.create(
-                    public_id=public_id,
-                    key_fingerprint=run.key_fingerprint,
-                    model=bench_model,
-                    hardware_class=hardware_class,
-                    hardware_label=run.hardware_label,
-                    created_at=run.committed_at,
-                )
-        except IntegrityError:  # a concurrent commit of this job created it first
-            benchmark = Benchmark.objects.get(public_id=public_id)
+        benchmark = _new_benchmark(run, group, bench_model, hardware_class, identity)
     try:
         with transaction.atomic():
             BenchmarkGroup.objects.create(
                 key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark
             )
-    except IntegrityError:  # another commit of this job created the group (and its benchmark) first
-        benchmark = BenchmarkGroup.objects.get(
-            key_fingerprint=run.key_fingerprint, job_group=group
-        ).benchmark
+    except IntegrityError:  # another commit of this job linked the group first
+        pass
     return Benchmark.objects.select_for_update().get(pk=benchmark.pk)
 
 
+def _new_benchmark(
+    run: Run,
+    group: str,
+    bench_model: BenchModel,
+    hardware_class: HardwareClass,
+    identity: BenchmarkIdentity,
+) -> Benchmark:
+    """A benchmark with a public id stable across rebuilds: from key and group, and for a second
+    weight set or recipe within the group, from those too."""
+    base = f"{run.key_fingerprint}:{group}"
+    for seed in (base, f"{base}:{identity.weight_set}:{identity.recipe_id or ''}"):
+        public_id = hashlib.sha256(seed.encode()).hexdigest()[:12]
+        try:
+            with transaction.atomic():
+                return Benchmark.objects.create(
+                    public_id=public_id,
+                    key_fingerprint=run.key_fingerprint,
+                    model=bench_model,
+                    hardware_class=hardware_class,
+                    hardware_label=run.hardware_label,
+                    weight_set=identity.weight_set,
+                    recipe=identity.recipe,
+                    created_at=run.committed_at,
+                )
+        except IntegrityError:
+            taken = Benchmark.objects.get(public_id=public_id)
+            if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
+                return taken  # a concurrent commit of this job created it first
+    raise IntegrityError(f"no free public id for {base}")
+
+
 def _resumed_benchmark(
-    run: Run, bench_model: BenchModel, hardware_class: HardwareClass
+    run: Run,
+    bench_model: BenchModel,
+    hardware_class: HardwareClass,
+    identity: BenchmarkIdentity,
 ) -> Benchmark | None:
     """A resumed job sends its later bundles under a second job_group: attach them to the recent
-    benchmark of the same key, model and hardware that does not yet hold this kind of run."""
+    benchmark of the same key, model, hardware, weight set and recipe that does not yet hold
+    this kind of run."""
     if not run.job_group:
         return None
     candidate = (
@@ -427,6 +498,8 @@ def _resumed_benchmark(
             key_fingerprint=run.key_fingerprint,
             model=bench_model,
             hardware_class=hardware_class,
+            weight_set=identity.weight_set,
+            recipe_id=identity.recipe_id,
             created_at__gte=run.committed_at - RESUME_WINDOW,
         )
         .order_by("-created_at")

@@ -1,15 +1,26 @@
 from django.urls import path
 
-from board import api, views
+from board import api, exports, views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("hardware/", views.hardware_index, name="hardware-index"),
+    path("hardware/<slug:slug>/", views.hardware_page, name="hardware"),
+    path("models/", views.models_index, name="models"),
+    # Canonical ids are `org/name` (a Hugging Face repo) or a declared model name.
+    path("models/<path:canonical_id>/", views.model_page, name="model"),
     path("benchmarks/<str:benchmark_id>/", views.benchmark_page, name="benchmark"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
+    path("recipes/", views.recipes_index, name="recipes-index"),
+    path("compare/", views.compare, name="compare"),
+    path("methodology/", views.methodology_page, name="methodology"),
+    path("api/v1/benchmarks.csv", exports.benchmarks_csv, name="export-csv"),
+    path("api/v1/benchmarks.json", exports.benchmarks_json, name="export-json"),
     path("api/v1/runs/<str:run_id>", api.RunDetail.as_view(), name="api-run"),
     path("api/v1/benchmarks", api.BenchmarkList.as_view(), name="api-benchmarks"),
     path(
         "api/v1/benchmarks/<str:benchmark_id>", api.BenchmarkDetail.as_view(), name="api-benchmark"
     ),
     path("api/v1/hardware-classes", api.HardwareClassList.as_view(), name="api-hardware-classes"),
+    path("api/v1/recipes/<str:recipe_id>", api.RecipeDetail.as_view(), name="api-recipe"),
 ]

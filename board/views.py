@@ -1,48 +1,324 @@
-"""Public pages of the board: server-rendered, readable without JavaScript."""
+"""Public pages of the board: server-rendered, readable without JavaScript, every query count
+fixed whatever the number of rows shown."""
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
-from board import selectors
-from board.models import Badge
+from board import glossary, methodology, selectors
+from board.charts import comparison_chart, perf_charts
+from board.hardware import Family
+from board.models import Badge, SuiteKind
+from board.public import public_evidence
+from recipes.scrub import public_output
 
 BADGE_LABELS = dict(Badge.choices)
+PAGE_SIZE = 50
+MODALITIES = (SuiteKind.VISION, SuiteKind.AUDIO, SuiteKind.VIDEO)
+
+
+def _filters(request) -> dict:
+    """The board's filters, all kept in the URL."""
+    return {
+        "hardware": (request.GET.get("hardware") or "").strip(),
+        "model": (request.GET.get("model") or "").strip(),
+        "q": (request.GET.get("q") or "").strip()[:200],
+        "ranked_only": request.GET.get("ranked") == "1",
+    }
+
+
+def _query_without_page(request) -> str:
+    params = request.GET.copy()
+    params.pop("page", None)
+    return params.urlencode()
 
 
 def home(request):
-    hardware = request.GET.get("hardware") or ""
-    model = request.GET.get("model") or ""
-    ranked_only = request.GET.get("ranked") == "1"
+    filters = _filters(request)
     queryset = selectors.benchmarks(
-        hardware=hardware or None, model=model or None, ranked="1" if ranked_only else None
+        hardware=filters["hardware"] or None,
+        model=filters["model"] or None,
+        ranked="1" if filters["ranked_only"] else None,
+        search=filters["q"] or None,
     )
-    page = Paginator(queryset, 50).get_page(request.GET.get("page"))
+    page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
+    occupied = selectors.classes_with_benchmarks()
+    # The Spark presets are always listed (greyed out while empty); other classes once they
+    # hold a benchmark. Order: Spark by node count, the others, Unlabeled last.
+    listed = [
+        cls
+        for cls in selectors.hardware_classes()
+        if cls.pk in occupied or (cls.preset and cls.family == Family.DGX_SPARK)
+    ]
+    listed.sort(
+        key=lambda cls: (
+            0 if cls.family == Family.DGX_SPARK else 2 if cls.family == Family.UNLABELED else 1,
+            cls.device_count if cls.family == Family.DGX_SPARK else 0,
+            cls.name.lower(),
+        )
+    )
+    classes = [{"cls": cls, "empty": cls.pk not in occupied} for cls in listed]
     return render(
         request,
         "board/home.html",
         {
             "page": page,
-            "classes": selectors.hardware_classes(),
-            "hardware": hardware,
-            "model": model,
-            "ranked_only": ranked_only,
+            "classes": classes,
+            "query": _query_without_page(request),
+            "badge_labels": BADGE_LABELS,
+            **filters,
+        },
+    )
+
+
+def hardware_index(request):
+    return render(
+        request,
+        "board/hardware_index.html",
+        {"classes": selectors.hardware_classes_with_counts()},
+    )
+
+
+def hardware_page(request, slug: str):
+    hardware_class = selectors.hardware_class(slug)
+    if hardware_class is None:
+        raise Http404("no such hardware class")
+    queryset = selectors.benchmarks(hardware=slug)
+    page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "board/hardware.html",
+        {
+            "hardware_class": hardware_class,
+            "page": page,
+            "query": _query_without_page(request),
             "badge_labels": BADGE_LABELS,
         },
     )
 
 
-def benchmark_page(request, benchmark_id: str):
-    benchmark = selectors.benchmark_detail(benchmark_id)
-    if benchmark is None:
-        raise Http404("no such benchmark")
-    return render(
-        request, "board/benchmark.html", {"benchmark": benchmark, "badge_labels": BADGE_LABELS}
+def models_index(request):
+    search = (request.GET.get("q") or "").strip()[:200]
+    page = Paginator(selectors.models_with_counts(search or None), 100).get_page(
+        request.GET.get("page")
     )
+    return render(
+        request,
+        "board/models.html",
+        {"page": page, "q": search, "query": _query_without_page(request)},
+    )
+
+
+def _best(benchmarks, value, *, lowest: bool = False):
+    measured = [b for b in benchmarks if value(b) is not None]
+    if not measured:
+        return None
+    return (min if lowest else max)(measured, key=value)
+
+
+def model_page(request, canonical_id: str):
+    bench_model = selectors.bench_model(canonical_id)
+    if bench_model is None:
+        raise Http404("no such model")
+    benchmarks = list(selectors.benchmarks(model=bench_model.canonical_id)[:500])
+    category_names = []
+    for benchmark in benchmarks:
+        for category in benchmark.categories:
+            if category["category"] not in category_names:
+                category_names.append(category["category"])
+        benchmark.category_scores = {c["category"]: c for c in benchmark.categories}
+    by_class: dict[int, dict] = {}
+    for benchmark in benchmarks:
+        entry = by_class.setdefault(
+            benchmark.hardware_class_id, {"cls": benchmark.hardware_class, "benchmarks": []}
+        )
+        entry["benchmarks"].append(benchmark)
+    speed = []
+    for entry in by_class.values():
+        ranked = [b for b in entry["benchmarks"] if b.ranked]
+        pool = ranked or entry["benchmarks"]
+        speed.append(
+            {
+                "cls": entry["cls"],
+                "ranked": bool(ranked),
+                "count": len(entry["benchmarks"]),
+                "peak": _best(pool, lambda b: b.peak_tps),
+                "single": _best(pool, lambda b: b.single_stream_tps),
+                "latency": _best(pool, lambda b: b.ttft_ms, lowest=True),
+            }
+        )
+    return render(
+        request,
+        "board/model.html",
+        {
+            "bench_model": bench_model,
+            "benchmarks": benchmarks,
+            "category_names": category_names,
+            "speed": speed,
+            "badge_labels": BADGE_LABELS,
+        },
+    )
+
+
+def _absolute(request, path: str) -> str:
+    base = settings.AEON_SITE_URL.rstrip("/")
+    return f"{base}{path}" if base else request.build_absolute_uri(path)
+
+
+def benchmark_page(request, benchmark_id: str):
+    detail = selectors.benchmark_detail(benchmark_id)
+    if detail is None:
+        raise Http404("no such benchmark")
+    benchmark = detail.benchmark
+    mark_codes = [code for c in detail.cohorts for code in list(c.marks) + list(c.labels)]
+    return render(
+        request,
+        "board/benchmark.html",
+        {
+            "detail": detail,
+            "benchmark": benchmark,
+            "badges": glossary.badge_terms(benchmark.badges),
+            "mark_terms": glossary.mark_terms(mark_codes),
+            "trust_meaning": glossary.TRUST.get(benchmark.trust, ""),
+            "verification_meaning": glossary.VERIFICATION.get(benchmark.verification, ""),
+            "charts": perf_charts(detail.cohorts),
+            "modalities": [
+                (kind.label, benchmark.modalities.get(kind.value)) for kind in MODALITIES
+            ],
+            "canonical_url": _absolute(request, request.path),
+        },
+    )
+
+
+CASES_PER_PAGE = 25
+ANSWER_PREVIEW_CHARS = 1_500  # longer answers are cut on the list and shown whole on their own
 
 
 def run_page(request, run_id: str):
     run = selectors.run_detail(run_id)
     if run is None:
         raise Http404("no such run")
-    return render(request, "board/run.html", {"run": run, "results": run.results.all()})
+    listed = run.extras.get("artifacts")
+    artifacts = [
+        {
+            "title": str(item.get("title") or item.get("prompt_id") or "artifact"),
+            "kind": str(item.get("kind") or ""),
+            "ok": item.get("ok"),
+            "has_html": bool(item.get("has_html")),
+        }
+        for item in (listed if isinstance(listed, list) else [])
+        if isinstance(item, dict)
+    ]
+    case_id = (request.GET.get("case") or "")[:200]
+    category = (request.GET.get("category") or "")[:100]
+    results = run.results.all()
+    if case_id:
+        results = results.filter(case_id=case_id)
+    elif category:
+        results = results.filter(category=category)
+    page = Paginator(results, CASES_PER_PAGE).get_page(request.GET.get("page"))
+    cases = []
+    for result in page.object_list:
+        answer = public_output(result.raw_text)
+        whole = bool(case_id) or len(answer) <= ANSWER_PREVIEW_CHARS
+        cases.append(
+            {
+                "result": result,
+                "answer": answer if whole else answer[:ANSWER_PREVIEW_CHARS],
+                "cut": 0 if whole else len(answer) - ANSWER_PREVIEW_CHARS,
+                "evidence": public_evidence(result),
+            }
+        )
+    categories = [c["category"] for c in run.quality.get("categories") or []]
+    return render(
+        request,
+        "board/run.html",
+        {
+            "run": run,
+            "cases": cases,
+            "page": page,
+            "query": _query_without_page(request),
+            "artifacts": artifacts,
+            "case_id": case_id,
+            "category": category,
+            "categories": categories,
+        },
+    )
+
+
+def _flag_rows(left: list[str], right: list[str]) -> list[dict]:
+    """Flags side by side, a row per flag name; a row differs when its values do.
+    (recipes/diff.py replaces this once Recipe objects land.)"""
+
+    def pairs(flags: list[str]) -> dict[str, str]:
+        result: dict[str, str] = {}
+        index = 0
+        while index < len(flags):
+            name = flags[index]
+            value = ""
+            if (
+                name.startswith("-")
+                and index + 1 < len(flags)
+                and not flags[index + 1].startswith("--")
+            ):
+                value = flags[index + 1]
+                index += 1
+            result[name] = value
+            index += 1
+        return result
+
+    a, b = pairs(left), pairs(right)
+    rows = []
+    for name in list(a) + [n for n in b if n not in a]:
+        rows.append(
+            {
+                "name": name,
+                "a": a.get(name),
+                "b": b.get(name),
+                "differs": a.get(name) != b.get(name),
+            }
+        )
+    return rows
+
+
+def compare(request):
+    ids = {side: (request.GET.get(side) or "").strip()[:32] for side in ("a", "b")}
+    details = {
+        side: selectors.benchmark_detail(value) if value else None for side, value in ids.items()
+    }
+    missing = [side for side, value in ids.items() if value and details[side] is None]
+    a, b = details["a"], details["b"]
+    context = {"ids": ids, "a": a, "b": b, "missing": missing}
+    if a and b:
+        recipe_a, recipe_b = a.recipe or {}, b.recipe or {}
+        context["flag_rows"] = _flag_rows(recipe_a.get("flags") or [], recipe_b.get("flags") or [])
+        context["recipe_rows"] = [
+            {"name": key, "a": recipe_a.get(key), "b": recipe_b.get(key)}
+            for key in ("engine", "image", "context_len", "quant")
+        ]
+        names = []
+        for side in (a, b):
+            for category in side.benchmark.categories:
+                if category["category"] not in names:
+                    names.append(category["category"])
+        scores = [{c["category"]: c for c in side.benchmark.categories} for side in (a, b)]
+        context["category_rows"] = [
+            {"name": name, "a": scores[0].get(name), "b": scores[1].get(name)} for name in names
+        ]
+        context["chart"] = comparison_chart(
+            [
+                (f"A · {a.benchmark.model.canonical_id}", a.cohorts),
+                (f"B · {b.benchmark.model.canonical_id}", b.cohorts),
+            ]
+        )
+    return render(request, "board/compare.html", context)
+
+
+def methodology_page(request):
+    return render(request, "board/methodology.html", {"sections": methodology.sections()})
+
+
+def recipes_index(request):
+    page = Paginator(selectors.recipes_in_use(), 100).get_page(request.GET.get("page"))
+    return render(request, "board/recipes.html", {"page": page})

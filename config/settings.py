@@ -127,10 +127,17 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "config.static_finders.PlotlyJsFinder",  # plotly.js from the plotly package: no CDN
+]
+# Production: names carry a content hash (whitenoise then serves them as immutable, cached
+# forever) and a gzip copy sits beside each file. Development serves the files as they are.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if PRODUCTION
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
@@ -167,6 +174,12 @@ AEON_S3_PREFIX = env_str("AEON_S3_PREFIX", "bundles/")
 
 AEON_HF_ENDPOINT = env_str("AEON_HF_ENDPOINT", "https://huggingface.co")
 AEON_HF_TOKEN = env_str("AEON_HF_TOKEN") or None
+
+# Container images offered to pods in recipes (repositories, comma-separated); empty: the
+# engines' stock images (docs/recipes.md, "Images").
+AEON_RECIPE_IMAGES = [
+    name.strip() for name in env_str("AEON_RECIPE_IMAGES").split(",") if name.strip()
+]
 
 AEON_SITE_URL = env_str("AEON_SITE_URL", "")
 AEON_DEMO = env_bool("AEON_DEMO", False)

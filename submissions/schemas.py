@@ -18,7 +18,8 @@ from board.jsonsafe import storable
 from board.models import Benchmark, BenchModel, PerfCohort, Result, Run
 from board.perf import INTEGER_FIELDS as PERF_INTEGER_FIELDS
 from board.perf import parse_direct_id
-from recipes.normalise import CONTEXT_FLAGS, context_len_of, flag_value
+from recipes.argv import CONTEXT_OPTIONS, option_value
+from recipes.normalise import context_len_of
 from submissions.models import CheckpointRow, RunSession
 
 HEX_SIG = r"^[0-9a-fA-F]{1,64}$"
@@ -207,7 +208,7 @@ def _check_context_len(recipe: dict | None) -> None:
         return
     pointer = "/recipe/context_len"
     for key in ("flags", "command"):
-        if isinstance(recipe.get(key), list) and flag_value(recipe[key], CONTEXT_FLAGS) is not None:
+        if isinstance(recipe.get(key), list) and option_value(recipe[key], CONTEXT_OPTIONS):
             pointer = f"/recipe/{key}"
             break
     try:

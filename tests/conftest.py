@@ -71,7 +71,7 @@ def make_pod(board_url):
     return make
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def chromium_path() -> str:
     path = shutil.which("chromium") or "/usr/bin/chromium"
     if not os.path.exists(path):

@@ -62,6 +62,7 @@ FED = {
     ("board", "PerfCohort", "label"): ["perf:/results/0/case_id"],  # "<category> @ c<conc>"
     ("board", "Benchmark", "hardware_label"): ["/environment/hardware/detected_label"],
     ("board", "Benchmark", "context_len"): ["/recipe/context_len", "/recipe/flags"],
+    ("board", "Benchmark", "weight_set"): ["/weights_hash"],  # or "endpoint:" + 32 hex
     ("board", "BenchmarkGroup", "job_group"): ["/job_group"],
     ("board", "BenchModel", "canonical_id"): ["/hf_repo", "open:/model"],
     ("board", "BenchModel", "hf_repo"): ["/hf_repo"],
@@ -74,6 +75,7 @@ FED = {
 # Made from a fed value rather than holding it (a class from a label, a cohort label).
 DERIVED = {
     ("board", "PerfCohort", "label"),
+    ("board", "Benchmark", "weight_set"),
     ("board", "HardwareClass", "slug"),
     ("board", "HardwareClass", "name"),
     ("board", "HardwareClass", "device_count"),
@@ -136,7 +138,6 @@ SERVER_MADE = {
     ("board", "Benchmark", "peak_cohort"): "a cohort label",
     ("board", "Benchmark", "single_stream_cohort"): "'<n> categories @ c1'",
     ("board", "Benchmark", "latency_cohort"): "'<n> categories @ c1'",
-    ("board", "Benchmark", "recipe_id"): "sha256 hex",
     ("board", "BenchmarkGroup", "key_fingerprint"): "16 hex",
     ("board", "HardwareClass", "family"): "Family",
 }

@@ -4,7 +4,7 @@ from the catalogue in `data/` (see `catalogue.py`).
 The figures are the published DGX Spark ones plus a few plausible entries on other hardware.
 Every bundle is the pod's `bundle` object without `run_id`, `run_nonce` and `final` (the pod
 client adds those). Used by the demo loader (`make run`), the benchmark command and the tests;
-pure standard library so it imports without Django.
+standard library plus the argv reader (recipes/argv.py), so it imports without Django.
 
 The same arguments always give identical bundles: every random draw comes from a
 `random.Random` seeded with `seed` plus a stable hash of the model line and the section.

@@ -3,7 +3,8 @@
 
 A demo model is one model + recipe line on one hardware, with the figures its demo job should
 show; a demo job is one such line submitted by one named demo pod at one start time. The load
-order of the jobs is the order of `jobs` in the data. Pure standard library, no Django.
+order of the jobs is the order of `jobs` in the data. Standard library plus the argv reader
+(recipes/argv.py), so it imports without Django.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from recipes.argv import max_num_seqs_from
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -132,8 +135,7 @@ class DemoModel:
 
     @property
     def max_num_seqs(self) -> int | None:
-        value = flag_value(self.flags, "--max-num-seqs")
-        return int(value) if value is not None else None
+        return max_num_seqs_from(self.flags)
 
     @property
     def peak_cohort(self) -> str:
@@ -148,13 +150,6 @@ class DemoJob:
     model: DemoModel
     started: str
     pod: str
-
-
-def flag_value(argv: tuple[str, ...] | list[str], name: str) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
-    return None
 
 
 # How a published single-stream summary spreads over the five categories: speculative decoding

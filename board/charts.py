@@ -1,0 +1,257 @@
+"""Figures of the board, built server-side with plotly (Python) from stored cohorts.
+
+A page embeds each figure's JSON in a non-executed `<script type="application/json">` block and
+`static/js/charts.js` draws it with plotly.js from our static files. Figures carry no theme
+colours for text and grid (the page's CSS supplies them), and an empty template keeps them small.
+Marked cohorts (docs/cohorts.md) are drawn apart: excluded cells as crosses off the lines,
+queued-beyond-max-num-seqs rungs circled.
+"""
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+from django.core.cache import cache
+
+from board.glossary import mark_label
+from board.perf import CATEGORIES, CohortMark
+
+CHARTS_VERSION = 1  # bump when a figure's shape changes: cached figures are keyed by it
+CATEGORY_COLOURS = {  # legible on white and on near-black
+    "math": "#4c8bf5",
+    "instruction": "#f28e2b",
+    "reasoning": "#59a14f",
+    "coding": "#e15759",
+    "prose": "#b07aa1",
+}
+EXCLUDED_COLOUR = "#8b949e"
+QUEUED_COLOUR = "#d4a72c"
+LOG_AXIS = {"type": "log", "dtick": 1, "tickformat": ",.0f"}  # labels at powers of ten only
+SERIES_COLOURS = ("#4c8bf5", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2")
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str  # element ids on the page derive from it
+    title: str
+    caption: str
+    figure: dict
+
+
+def _empty_figure(**layout) -> go.Figure:
+    return go.Figure(
+        layout={
+            "template": go.layout.Template(),
+            "margin": {"l": 56, "r": 12, "t": 8, "b": 48},
+            # Above the plot: below it, a wrapped legend runs into the axis title.
+            "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+            "hovermode": "closest",
+            **layout,
+        }
+    )
+
+
+def _conc_axis(concs: list[int]) -> dict:
+    return {
+        "title": {"text": "concurrent streams"},
+        "type": "log",
+        "tickvals": concs,
+        "ticktext": [str(c) for c in concs],
+    }
+
+
+def _reasons(cohort) -> str:
+    notes = [mark_label(code) for code in list(cohort.marks) + list(cohort.labels)]
+    return "; ".join(notes)
+
+
+def _line_chart(cohorts, value, *, y_title: str, log_y: bool = False) -> go.Figure:
+    """One line per category through its valid cells; excluded cells as crosses, queued rungs
+    circled."""
+    concs = sorted({c.conc for c in cohorts})
+    figure = _empty_figure(
+        xaxis=_conc_axis(concs),
+        yaxis={"title": {"text": y_title}, **LOG_AXIS}
+        if log_y
+        else {"title": {"text": y_title}, "rangemode": "tozero"},
+    )
+    for category in CATEGORIES:
+        cells = [c for c in cohorts if c.category == category and c.valid and value(c) is not None]
+        if not cells:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=[c.conc for c in cells],
+                y=[round(value(c), 2) for c in cells],
+                mode="lines+markers",
+                name=category,
+                line={"color": CATEGORY_COLOURS[category], "width": 2},
+                marker={"size": 7},
+                hovertemplate=f"{category} @ c%{{x}}<br>%{{y}} {y_title}<extra></extra>",
+            )
+        )
+    overlays = (
+        (
+            "excluded (marked)",
+            [c for c in cohorts if not c.valid],
+            {"symbol": "x-thin-open", "size": 13, "color": EXCLUDED_COLOUR, "line": {"width": 2}},
+        ),
+        (
+            "queued beyond max-num-seqs",
+            [c for c in cohorts if c.valid and CohortMark.QUEUED_BEYOND_MAX_NUM_SEQS in c.labels],
+            {"symbol": "circle-open", "size": 15, "color": QUEUED_COLOUR, "line": {"width": 2}},
+        ),
+    )
+    for name, cells, marker in overlays:
+        cells = [c for c in cells if value(c) is not None]
+        if not cells:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=[c.conc for c in cells],
+                y=[round(value(c), 2) for c in cells],
+                mode="markers",
+                name=name,
+                marker=marker,
+                text=[f"{c.label}: {_reasons(c)}" for c in cells],
+                hovertemplate="%{text}<br>%{y}<extra></extra>",
+            )
+        )
+    return figure
+
+
+def _heatmap(cohorts) -> go.Figure:
+    concs = sorted({c.conc for c in cohorts})
+    categories = [name for name in CATEGORIES if any(c.category == name for c in cohorts)]
+    cell = {(c.category, c.conc): c for c in cohorts}
+    z, text, notes = [], [], []
+    for category in categories:
+        z_row, text_row, note_row = [], [], []
+        for conc in concs:
+            found = cell.get((category, conc))
+            if found is None:
+                z_row.append(None)
+                text_row.append("")
+                note_row.append("not measured")
+                continue
+            z_row.append(round(found.aggregate_tps, 1))
+            flag = "✕ " if not found.valid else ("◌ " if found.labels else "")
+            text_row.append(f"{flag}{found.aggregate_tps:,.0f}")
+            note_row.append(_reasons(found) or "valid")
+        z.append(z_row)
+        text.append(text_row)
+        notes.append(note_row)
+    figure = _empty_figure(
+        xaxis={"title": {"text": "concurrent streams"}, "type": "category"},
+        yaxis={"type": "category", "autorange": "reversed"},
+        margin={"l": 88, "r": 12, "t": 12, "b": 48},
+    )
+    figure.add_trace(
+        go.Heatmap(
+            z=z,
+            x=[f"c{conc}" for conc in concs],
+            y=categories,
+            text=text,
+            customdata=notes,
+            texttemplate="%{text}",
+            colorscale="Viridis",
+            colorbar={"title": {"text": "tok/s"}, "thickness": 12},
+            hovertemplate="%{y} @ %{x}<br>%{z} tok/s aggregate<br>%{customdata}<extra></extra>",
+            xgap=1,
+            ygap=1,
+        )
+    )
+    return figure
+
+
+def _cohorts_digest(cohorts: list) -> str:
+    fields = [
+        (c.category, c.conc, c.aggregate_tps, c.ttft_ms_p50, c.tpot_ms_p50, c.marks, c.labels)
+        for c in cohorts
+    ]
+    return hashlib.sha256(repr(fields).encode()).hexdigest()
+
+
+def perf_charts(cohorts: Iterable) -> list[Chart]:
+    """The perf figures of one run's cohorts, memoised by their content: building them costs
+    milliseconds, reading them back microseconds."""
+    cohorts = list(cohorts)
+    if not cohorts:
+        return []
+    cache_key = f"aeon:charts:{CHARTS_VERSION}:{_cohorts_digest(cohorts)}"
+    cached = cache.get(cache_key)
+    if cached is not None:
+        return cached
+    charts = [
+        Chart(
+            "aggregate",
+            "Aggregate tok/s vs concurrency",
+            "Tokens per second of all streams together, per prompt category.",
+            _line_chart(cohorts, lambda c: c.aggregate_tps, y_title="tok/s").to_plotly_json(),
+        ),
+        Chart(
+            "per-stream",
+            "Per-stream share vs concurrency",
+            "Aggregate ÷ concurrent streams: what each user sees as the pool fills.",
+            _line_chart(
+                cohorts, lambda c: c.aggregate_tps / c.conc, y_title="tok/s per stream"
+            ).to_plotly_json(),
+        ),
+        Chart(
+            "heatmap",
+            "Category × concurrency",
+            "Aggregate tok/s of every cohort. ✕ excluded (marked), ◌ queued beyond max-num-seqs.",
+            _heatmap(cohorts).to_plotly_json(),
+        ),
+        Chart(
+            "ttft",
+            "Time to first token vs concurrency",
+            "Median (p50) TTFT, log scale.",
+            _line_chart(
+                cohorts, lambda c: c.ttft_ms_p50, y_title="ms", log_y=True
+            ).to_plotly_json(),
+        ),
+        Chart(
+            "tpot",
+            "Time per output token vs concurrency",
+            "Median (p50) TPOT: the gap between tokens of one stream.",
+            _line_chart(cohorts, lambda c: c.tpot_ms_p50, y_title="ms").to_plotly_json(),
+        ),
+    ]
+    cache.set(cache_key, charts, timeout=24 * 3600)
+    return charts
+
+
+def comparison_chart(sides: list[tuple[str, list]]) -> Chart | None:
+    """Best valid aggregate per concurrency of two benchmarks, one line each."""
+    figure = None
+    for index, (name, cohorts) in enumerate(sides):
+        best: dict[int, float] = {}
+        for cohort in cohorts:
+            if cohort.valid:
+                best[cohort.conc] = max(best.get(cohort.conc, 0.0), cohort.aggregate_tps)
+        if not best:
+            continue
+        concs = sorted(best)
+        if figure is None:
+            figure = _empty_figure(yaxis={"title": {"text": "tok/s"}, "rangemode": "tozero"})
+        figure.add_trace(
+            go.Scatter(
+                x=concs,
+                y=[round(best[c], 1) for c in concs],
+                mode="lines+markers",
+                name=name,
+                line={"color": SERIES_COLOURS[index % len(SERIES_COLOURS)], "width": 2},
+            )
+        )
+    if figure is None:
+        return None
+    all_concs = sorted({x for trace in figure.data for x in trace.x})
+    figure.update_layout(xaxis=_conc_axis(all_concs))
+    return Chart(
+        "compare",
+        "Best aggregate tok/s vs concurrency",
+        "For each concurrency, the best valid cohort of any category.",
+        figure.to_plotly_json(),
+    )

@@ -1,0 +1,25 @@
+"""Writes of the recipe registry: the Recipe a run used, created on first sight."""
+
+from datetime import datetime
+
+from recipes.models import Recipe
+from recipes.normalise import normalise_recipe
+
+
+def recipe_for(*, raw_recipe, seen_at: datetime | None = None) -> Recipe | None:
+    """The shared Recipe row of a pod's recipe (dict or JSON string), or None without one."""
+    spec = normalise_recipe(raw_recipe)
+    if spec is None:
+        return None
+    recipe, _ = Recipe.objects.get_or_create(
+        id=spec.id, defaults=_fields(Recipe.from_spec(spec, first_seen=seen_at))
+    )
+    return recipe
+
+
+def _fields(recipe: Recipe) -> dict:
+    return {
+        field.attname: getattr(recipe, field.attname)
+        for field in Recipe._meta.concrete_fields
+        if field.attname != "id"
+    }

@@ -1,0 +1,112 @@
+"""Public pages of the pod channel: a pod's submissions with their ingest outcomes, and the raw
+signed bundles as downloads. (The pod routes themselves are in views.py.)"""
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from board import selectors as board_selectors
+from board.models import Badge
+from config.api_errors import Reason
+from submissions import selectors
+from submissions.blobstore import BlobStoreUnavailable
+
+# What each outcome means to a visitor reading a pod's history (docs/protocol.md).
+REASON_MEANINGS = {
+    Reason.OK: "accepted",
+    Reason.BAD_SIG: "the signature did not verify with the pod's key",
+    Reason.UNKNOWN_KEY: "the key is not enrolled",
+    Reason.REVOKED_KEY: "the key is revoked; the bundle was quarantined",
+    Reason.TOO_MANY_OPEN_RUNS: "too many runs open at once",
+    Reason.RUN_NOT_FOUND: "no run with this id",
+    Reason.TOKEN_MISMATCH: "the run token was missing or wrong",
+    Reason.REPLAY_NONCE: "a nonce was replayed",
+    Reason.RUN_ID_MISMATCH: "the bundle names another run",
+    Reason.NONCE_MISMATCH: "the bundle carries another run's nonce",
+    Reason.MALFORMED_JSON: "the body was not valid JSON",
+    Reason.SCHEMA_INVALID: "the bundle broke the schema or a board rule",
+    Reason.SIZE_EXCEEDED: "the body was larger than allowed",
+    Reason.UNSUPPORTED_ENCODING: "the body's encoding is not supported",
+    Reason.RATE_LIMITED: "too many requests; the pod waits and retries",
+    Reason.UNAVAILABLE: "the board could not store it right then; a retry works",
+    Reason.RUN_CLOSED: "the run was already closed",
+    Reason.BAD_REQUEST: "the request was malformed",
+    Reason.INTERNAL_ERROR: "the board failed; nothing partial was kept",
+}
+LOG_PAGE_SIZE = 50
+
+
+def pod_page(request, fingerprint: str):
+    key = selectors.device_key(fingerprint)
+    runs_page = Paginator(selectors.pod_submissions(fingerprint), LOG_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    log_page = Paginator(selectors.pod_ingest_log(fingerprint), LOG_PAGE_SIZE).get_page(
+        request.GET.get("log")
+    )
+    benchmarks = list(board_selectors.benchmarks(pod=fingerprint)[:50])
+    if key is None and not benchmarks:
+        raise Http404("no such pod")
+    submissions = list(runs_page.object_list)
+    entries = list(log_page.object_list)
+    visible = board_selectors.public_runs_by_id(
+        {row["run_id"] for row in submissions} | {e.run_id for e in entries if e.run_id}
+    )
+    for row in submissions:
+        row["meaning"] = REASON_MEANINGS.get(row["last_reason"], "")
+        row["run_public"] = row["run_id"] in visible
+        row["run"] = visible.get(row["run_id"])
+    rows = [
+        {
+            "entry": entry,
+            "meaning": REASON_MEANINGS.get(entry.reason, ""),
+            "run_public": entry.run_id in visible,
+        }
+        for entry in entries
+    ]
+    return render(
+        request,
+        "submissions/pod.html",
+        {
+            "fingerprint": fingerprint,
+            "key": key,
+            "runs_page": runs_page,
+            "submissions": submissions,
+            "log_page": log_page,
+            "rows": rows,
+            "benchmarks": benchmarks,
+            "badge_labels": dict(Badge.choices),
+        },
+    )
+
+
+@require_GET
+def run_bundle(request, run_id: str):
+    """The run's final signed bundle, byte for byte, as a download that no browser renders.
+
+    Moderators only: the signed bytes hold what is never published (job_sig, job_group, host
+    paths in raw commands), and a scrubbed copy would no longer verify (docs/trust-anchor.md)."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        raise Http404("raw bundles are evidence, kept for moderators")
+    digest = selectors.public_bundle_sha256(run_id)
+    if not digest:
+        raise Http404("no such run")
+    try:
+        body = selectors.raw_bundle(digest)
+    except FileNotFoundError:
+        raise Http404("the bundle is not in the evidence store") from None
+    except BlobStoreUnavailable:
+        response = HttpResponse(
+            "The evidence store is unavailable; try again shortly.",
+            status=503,
+            content_type="text/plain; charset=utf-8",
+        )
+        response["Retry-After"] = "30"
+        return response
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="aeon-run-{run_id}.json"'
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    response["Cache-Control"] = "private, no-store"
+    response["X-Aeon-Bundle-Sha256"] = digest
+    return response

@@ -1,0 +1,60 @@
+"""Reads of the pod channel for public pages: a pod's key and ingest log, and the raw signed
+bundles kept as evidence. The board never imports this app; pages about pods and evidence live
+here and may read the board (data flows submissions → board)."""
+
+from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
+
+from board.models import Run
+from submissions.blobstore import blob_store
+from submissions.models import DeviceKey, IngestLogEntry, IngestRoute
+
+# What a visitor learns from a pod's history: its uploads and their outcomes, not the
+# challenge/enroll handshakes nor the client addresses.
+PUBLIC_ROUTES = (IngestRoute.OPEN_RUN, IngestRoute.RESULTS)
+
+
+def device_key(fingerprint: str) -> DeviceKey | None:
+    return DeviceKey.objects.filter(fingerprint=fingerprint).first()
+
+
+def pod_ingest_log(fingerprint: str):
+    """A pod's attempts, newest first (paginate it: one query per page)."""
+    return (
+        IngestLogEntry.objects.filter(key_fingerprint=fingerprint, route__in=PUBLIC_ROUTES)
+        .only("created_at", "route", "status", "reason", "run_id", "bytes", "note")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def public_bundle_sha256(run_id: str) -> str | None:
+    """The final bundle of a run visitors may see; None for unknown or withheld runs."""
+    return (
+        Run.objects.public().filter(run_id=run_id).values_list("bundle_sha256", flat=True).first()
+    )
+
+
+def raw_bundle(sha256: str) -> bytes:
+    """The stored body; raises FileNotFoundError or BlobStoreUnavailable."""
+    return blob_store().get(sha256)
+
+
+def pod_submissions(fingerprint: str):
+    """A pod's runs, one row each, newest first: attempts, refusals and the last answer (one
+    query per page, whatever the number of attempts)."""
+    attempts = IngestLogEntry.objects.filter(
+        key_fingerprint=fingerprint, route__in=PUBLIC_ROUTES
+    ).exclude(run_id="")
+    last = attempts.filter(run_id=OuterRef("run_id")).order_by("-created_at", "-pk")
+    return (
+        attempts.values("run_id")
+        .annotate(
+            opened_at=Min("created_at"),
+            last_at=Max("created_at"),
+            n_attempts=Count("id"),
+            n_refused=Count("id", filter=Q(status__gte=400)),
+            last_status=Subquery(last.values("status")[:1]),
+            last_reason=Subquery(last.values("reason")[:1]),
+            last_note=Subquery(last.values("note")[:1]),
+        )
+        .order_by("-last_at", "run_id")
+    )

@@ -1,0 +1,88 @@
+"""The secret scan (docs/recipes.md, "Secrets"): every string and key of a bundle, prefixed
+tokens everywhere, the long-random heuristic only where the operator's machine wrote; pointers
+say where and never what."""
+
+import base64
+import json
+import random
+from pathlib import Path
+
+from recipes.secret_scan import find_bundle_secrets, find_secrets, looks_like_token
+
+EXAMPLE = json.loads(
+    (Path(__file__).resolve().parent / "fixtures" / "examples" / "text-final.json").read_text()
+)
+HF_TOKEN = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bD1fH3k"
+
+
+def test_prefixed_tokens_are_found_and_placeholders_are_not():
+    assert looks_like_token(f"export HF_TOKEN={HF_TOKEN}")
+    assert looks_like_token("key sk-proj-4fG7hJ9kL2mN5pQ8rS1tU4v", operator=False)
+    assert looks_like_token("ghp_" + "x1Y2z3A4b5C6d7E8f9G0h1I2j3K4l5M6n7", operator=False)
+    assert looks_like_token("AKIAIOSFODNN7EXAMPLE", operator=False)
+    assert not looks_like_token("sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxx", operator=False)
+    assert not looks_like_token("hf_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX", operator=False)
+
+
+def test_long_random_strings_count_only_where_the_operator_wrote():
+    secret = "Zq8vR2mX7kP4wL9tB3nY6cH1jF5gD0sA"
+    assert looks_like_token(f"token {secret}")
+    assert not looks_like_token(f"token {secret}", operator=False)
+    # names, digests and architectures are not secrets
+    for text in (
+        "Gemma4ForConditionalGeneration",
+        "DeepSeek-R1-Distill-Qwen-32B-abliterated-Q4_K_M-imatrix",
+        "sha256:" + "3e" * 32,
+        "b7e2c1d94f3a5e6b8c0d1f2a3b4c5d6e7f8a9b0c",
+        EXAMPLE["recipe"]["image_digest"],
+    ):
+        assert not looks_like_token(text), text
+
+
+def test_the_example_bundle_is_clean():
+    assert find_bundle_secrets(EXAMPLE, EXAMPLE["results"]) == []
+
+
+def test_a_token_anywhere_in_a_bundle_is_found_by_its_pointer():
+    bundle = json.loads(json.dumps(EXAMPLE))
+    bundle["serve_log"] = f"export HF_TOKEN={HF_TOKEN}"
+    bundle["environment"]["hardware"]["label"] = HF_TOKEN
+    bundle["deployment_manifest"]["docker_run"] = "docker run -e HF_TOKEN=s3cr3tValue99 img"
+    bundle["artifacts"][0]["html"] += f"<script>fetch(u, {{key: '{HF_TOKEN}'}})</script>"
+    rows = bundle["results"] + [{"case_id": "v4.x", "raw_output": f"use {HF_TOKEN}"}]
+
+    pointers = find_bundle_secrets(bundle, rows)
+
+    assert pointers == [
+        "/artifacts/0/html",
+        "/deployment_manifest/docker_run",
+        "/environment/hardware/label",
+        "/results/3/raw_output",
+        "/serve_log",
+    ]
+    assert not any(HF_TOKEN in pointer for pointer in pointers)
+
+
+def test_a_token_used_as_a_key_is_reported_without_the_key():
+    pointers = find_bundle_secrets({"extra": {HF_TOKEN: {"ok": True}}, HF_TOKEN: 1})
+    assert pointers == ["/(key)", "/extra/(key)"]
+
+
+def test_credential_keys_and_flags_count_in_operator_text_only():
+    assert find_secrets({"hf_token": "abcdefgh12"}, "/environment") == ["/environment/hf_token"]
+    assert find_secrets({"tokenizer": "google/gemma-4-26B-A4B-it"}, "/recipe") == []
+    assert find_secrets({"max_tokens": "100000000"}, "/recipe") == []
+    assert find_secrets(["--api-key", "abc12345"], "/flags") == ["/flags/1"]
+    assert find_secrets("serve --api-key=abc12345", "/x") == ["/x"]
+    assert find_secrets({"hf_token": "abcdefgh12"}, "/results", operator=False) == []
+
+
+def test_base64_images_in_artifacts_and_long_outputs_do_not_withhold_a_run():
+    rng = random.Random(7)
+    image = base64.b64encode(bytes(rng.getrandbits(8) for _ in range(200_000))).decode()
+    bundle = {
+        "artifacts": [{"html": f"<img src='data:image/png;base64,{image}'>"}],
+        "results": [],
+    }
+    rows = [{"case_id": "v4.coding.x", "raw_output": image.replace("+", "").replace("/", "")}]
+    assert find_bundle_secrets(bundle, rows) == []
