@@ -233,7 +233,8 @@ def _model(entry: dict) -> DemoModel:
 
 
 # The lines on the board today, earlier lines of the 816 recipe (its champion history:
-# 33 → 517 → 816 tok/s on coding @ c64), and other pods' runs of a recipe already on the board.
+# 33 → 517 → 816 tok/s on coding @ c64; DEMO_JOBS orders them), and other pods' runs of a recipe
+# already on the board.
 DEMO_MODELS: tuple[DemoModel, ...] = tuple(_model(entry) for entry in _CATALOGUE["models"])
 RECIPE_HISTORY: tuple[DemoModel, ...] = tuple(
     _model(entry) for entry in _CATALOGUE["recipe_history"]
