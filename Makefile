@@ -17,10 +17,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# run_demo replaces the shell (exec), so make's SIGTERM reaches it; it stops the server it starts.
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	AEON_DEMO=1 $(PY) manage.py run_demo --port $(PORT)
+	exec $(PY) manage.py run_demo --port $(PORT)
 
 test: setup
 	$(PY) -m playwright --version >/dev/null

@@ -98,10 +98,20 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+# SQLite serving several pods at once (the embedded default): a write transaction takes the
+# write lock when it begins (IMMEDIATE), because SQLite refuses at once, without waiting, a
+# transaction that read first and then wants to write while another writer is active; WAL lets
+# readers go on while one writer works; the busy timeout is how long a writer waits its turn.
+AEON_SQLITE_BUSY_TIMEOUT_SECONDS = env_int("AEON_SQLITE_BUSY_TIMEOUT_SECONDS", 30)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
-    # Several request threads write during ingest; wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": AEON_SQLITE_BUSY_TIMEOUT_SECONDS,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        }
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -139,10 +149,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = None
 AEON_MAX_RESULTS_BYTES = env_int("AEON_MAX_RESULTS_BYTES", 128 * 1024 * 1024)
 AEON_MAX_SMALL_BYTES = env_int("AEON_MAX_SMALL_BYTES", 8 * 1024)
 
-# Rate limits: requests per window, per client IP (every pod route) and per key.
+# Rate limits: requests per window, per client IP (every pod route) and per key. Production
+# keeps the limits of a public board. The development defaults (AEON_ENV=development only) make
+# room on one loopback address for the demo load of `make run` (about 750 requests within a
+# minute or two, some 450 of them by the demo's Spark key) plus a few local pods of one's own.
+DEVELOPMENT = AEON_ENV == "development"
 AEON_RATE_WINDOW_SECONDS = env_int("AEON_RATE_WINDOW_SECONDS", 60)
-AEON_RATE_LIMIT_PER_IP = env_int("AEON_RATE_LIMIT_PER_IP", 600)
-AEON_RATE_LIMIT_PER_KEY = env_int("AEON_RATE_LIMIT_PER_KEY", 300)
+AEON_RATE_LIMIT_PER_IP = env_int("AEON_RATE_LIMIT_PER_IP", 3000 if DEVELOPMENT else 600)
+AEON_RATE_LIMIT_PER_KEY = env_int("AEON_RATE_LIMIT_PER_KEY", 1500 if DEVELOPMENT else 300)
 AEON_MAX_OPEN_RUNS_PER_KEY = env_int("AEON_MAX_OPEN_RUNS_PER_KEY", 50)
 AEON_FORGERY_REVOKE_THRESHOLD = env_int("AEON_FORGERY_REVOKE_THRESHOLD", 5)
 AEON_CHALLENGE_TTL_SECONDS = env_int("AEON_CHALLENGE_TTL_SECONDS", 300)

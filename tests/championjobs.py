@@ -5,7 +5,7 @@ signing pod client, and reads of the champion APIs over HTTP."""
 from dataclasses import replace
 from urllib.parse import quote_plus
 
-from submissions.demo.bundles import DEMO_MODELS, GEMMA4_26B_517, GEMMA4_26B_816, DemoModel
+from submissions.demo.bundles import DemoModel, demo_model
 from submissions.demo.podclient import PodClient
 from tests.boardjobs import core_job, read_api, submit_job
 
@@ -17,59 +17,47 @@ def _with_flag(flags: tuple[str, ...], name: str, value: str) -> tuple[str, ...]
     return tuple(out)
 
 
-def _slower_c1(model: DemoModel, factor: float):
-    return tuple((cat, round(d * factor, 1), t, round(p / factor, 1)) for cat, d, t, p in model.c1)
-
-
-# The first recipe of the line: a high drafter n at high concurrency starves batching.
-GEMMA_33 = replace(
-    GEMMA4_26B_517,
-    key="gemma-4-26b-a4b-dflash-spark-33",
-    flags=_with_flag(GEMMA4_26B_517.flags, "--max-num-batched-tokens", "4096"),
-    composite=65.0,
-    c1=_slower_c1(GEMMA4_26B_517, 0.15),
-    peak_agg_tps=33.0,
-)
-GEMMA_517 = GEMMA4_26B_517
-GEMMA_816 = GEMMA4_26B_816
+# The demo catalogue's recipe line (demo-figures): 33 → 517 → 816 tok/s on coding @ c64.
+GEMMA_33 = demo_model("gemma-4-26b-a4b-dflash-spark-33")
+GEMMA_517 = demo_model("gemma-4-26b-a4b-dflash-spark-517")
+GEMMA_816 = demo_model("gemma-4-26b-a4b-dflash-spark")
 SEED_LINE = ((GEMMA_33, "2026-10-01T09:00:00Z"), (GEMMA_517, "2026-10-02T09:00:00Z"))
 SEED_LINE += ((GEMMA_816, "2026-10-03T09:00:00Z"),)
+# The 816 recipe, measured again by another pod at 801 tok/s.
+GEMMA_816_AGAIN = demo_model("gemma-4-26b-a4b-dflash-spark-second-pod")
 
 # Faster, but fp8 KV cache costs it 8 points of composite: below the quality floor.
 GEMMA_SHORTCUT = replace(
-    GEMMA4_26B_816,
+    GEMMA_816,
     key="gemma-4-26b-a4b-fp8-kv-spark",
-    flags=_with_flag(GEMMA4_26B_816.flags, "--kv-cache-dtype", "fp8"),
+    flags=_with_flag(GEMMA_816.flags, "--kv-cache-dtype", "fp8"),
     composite=65.7 - 8,
     peak_agg_tps=950.0,
 )
 GEMMA_1_5_PERCENT = replace(
-    GEMMA4_26B_816,
+    GEMMA_816,
     key="gemma-4-26b-a4b-dflash-spark-828",
-    flags=_with_flag(GEMMA4_26B_816.flags, "--max-num-batched-tokens", "49152"),
+    flags=_with_flag(GEMMA_816.flags, "--max-num-batched-tokens", "49152"),
     peak_agg_tps=828.0,  # 1.47 % over 816
 )
-GEMMA_SELF_REPORTED = replace(
-    GEMMA4_26B_816, key="gemma-4-26b-a4b-endpoint-spark", peak_agg_tps=1200.0
-)
-# The 816 recipe, measured again by another pod.
-GEMMA_816_AGAIN = replace(
-    GEMMA4_26B_816, key="gemma-4-26b-a4b-dflash-spark-801", peak_agg_tps=801.0
-)
+GEMMA_SELF_REPORTED = replace(GEMMA_816, key="gemma-4-26b-a4b-endpoint-spark", peak_agg_tps=1200.0)
 
-QWEN_NEXT = DEMO_MODELS[2]  # composite 84.5: the quality champion of the Spark
-QWEN_35B = DEMO_MODELS[1]  # 116 tok/s single-stream
-QWEN_27B_MTP = DEMO_MODELS[4]  # MTP speculation on an image off the allowlist
+QWEN_NEXT = demo_model("qwen3-next-80b-a3b-thinking-nvfp4-spark")  # composite 84.5
+QWEN_35B = demo_model("qwen3.6-35b-a3b-heretic-nvfp4-dflash-spark")  # 116 tok/s single-stream
+QWEN_27B_MTP = demo_model("qwen3.6-27b-mtp-spark")  # MTP speculation, image off the allowlist
 # Gemma-4-12B answering its first token in about 60 ms.
 GEMMA_12B_QUICK = replace(
-    DEMO_MODELS[3],
+    demo_model("gemma-4-12b-it-k4-fp8-spark"),
     key="gemma-4-12b-it-k4-fp8-spark-quick",
-    c1=tuple((cat, d, round(t / 4.6, 1), p) for cat, d, t, p in DEMO_MODELS[3].c1),
+    c1=tuple(
+        (cat, d, round(t / 4.6, 1), p)
+        for cat, d, t, p in demo_model("gemma-4-12b-it-k4-fp8-spark").c1
+    ),
 )
-RTX_5090 = DEMO_MODELS[7]
-TWO_RTX_5090 = DEMO_MODELS[8]
-H100 = DEMO_MODELS[9]
-CPU_ONLY = DEMO_MODELS[11]
+RTX_5090 = demo_model("qwen3-14b-fp8-rtx5090")
+TWO_RTX_5090 = demo_model("qwen3-32b-fp8-sglang-2x-rtx5090")
+H100 = demo_model("gpt-oss-120b-h100")
+CPU_ONLY = demo_model("qwen3-4b-instruct-q4km-llamacpp-cpu")
 
 
 def submit(pod: PodClient, model: DemoModel, started: str, *, endpoint: bool = False) -> str:

@@ -13,10 +13,13 @@ import pytest
 
 from submissions.demo.bundles import (
     AGENTIC_SUITE_ID,
+    ALL_DEMO_MODELS,
+    DEMO_JOBS,
     DEMO_MODELS,
     GEMMA4_26B_816,
     PERF_SUITE_ID,
     RECIPE_HISTORY,
+    REPRODUCTIONS,
     SUITE_HASH,
     TEXT_SUITE_ID,
     job_bundles,
@@ -25,7 +28,7 @@ from submissions.demo.bundles import (
     weights_for,
 )
 
-ALL_MODELS = DEMO_MODELS + RECIPE_HISTORY
+ALL_MODELS = ALL_DEMO_MODELS
 CATEGORIES = ("Math", "Instruction", "Reasoning", "Coding", "Prose")
 HEX = {n: re.compile(f"[0-9a-f]{{{n}}}") for n in (16, 24, 40, 64)}
 
@@ -35,7 +38,7 @@ def by_key(model):
 
 
 def composite(rows):
-    """design.md §3.6: 100 × Σ scores ÷ (answered + ¼ × null-score no-answers), mean of five."""
+    """docs/trust-and-ranking.md §Category scores: 100 × Σ scores ÷ (answered + ¼ × null-score no-answers), mean of five."""
     scores = []
     for category in CATEGORIES:
         mine = [r for r in rows if r["category"] == category]
@@ -530,3 +533,49 @@ def test_bundles_survive_a_json_round_trip(jobs, model):
         text = json.dumps(bundle)
         assert "NaN" not in text and "Infinity" not in text
         assert json.loads(text) == bundle
+
+
+# --- the demo's load order (data/models.json "jobs") -----------------------------------------
+
+
+def test_every_demo_line_is_loaded_once_and_no_two_jobs_share_a_job_sig():
+    assert sorted(job.model.key for job in DEMO_JOBS) == sorted(m.key for m in ALL_MODELS)
+    sigs = [
+        bundle["job_sig"]
+        for job in DEMO_JOBS
+        for *_, bundle in job_bundles(job.model, started=job.started)
+    ]
+    assert len(sigs) == len(set(sigs))
+
+
+def test_the_gemma_recipe_line_commits_33_then_517_then_816_on_one_spark_pod():
+    line = [job for job in DEMO_JOBS if job.model.hf_repo == GEMMA4_26B_816.hf_repo]
+    first_pod = [job for job in line if job.pod == line[0].pod]
+    assert [job.model.peak_agg_tps for job in first_pod] == [33.0, 517.0, 816.0]
+    assert [job.started for job in first_pod] == sorted(job.started for job in first_pod)
+    for job in first_pod:
+        assert job.model.peak_cohort == "coding @ c64"
+        assert job.model.detected_label == "single DGX Spark (GB10)"
+        assert job.model.spec_n == 11 and job.model.drafter_repo == GEMMA4_26B_816.drafter_repo
+
+
+def test_a_second_pod_reproduces_the_816_recipe_a_little_slower():
+    (reproduction,) = REPRODUCTIONS
+    job = next(job for job in DEMO_JOBS if job.model is reproduction)
+    original = next(job for job in DEMO_JOBS if job.model is GEMMA4_26B_816)
+    assert job.pod != original.pod
+    assert job.started > original.started
+    assert 0.97 * 816 < reproduction.peak_agg_tps < 816
+    ours = job_bundles(reproduction, started=job.started, with_agentic=False)[0][3]
+    theirs = job_bundles(GEMMA4_26B_816, started=original.started, with_agentic=False)[0][3]
+    assert ours["recipe"] == theirs["recipe"]
+    assert ours["weights_hash"] == theirs["weights_hash"]
+    assert ours["environment"]["hardware"] == theirs["environment"]["hardware"]
+
+
+def test_the_demo_spans_several_hardware_classes_and_a_cpu_only_box():
+    labels = {job.model.detected_label for job in DEMO_JOBS}
+    gpu_boxes = labels - {"x86_64 (CPU)"}
+    assert "x86_64 (CPU)" in labels
+    assert {"single DGX Spark (GB10)", "RTX 5090 32GB", "2× RTX 5090 32GB"} <= gpu_boxes
+    assert len(gpu_boxes) >= 5

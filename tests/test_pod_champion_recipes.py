@@ -7,7 +7,6 @@ import json
 import pytest
 
 from board.models import Run
-from submissions.demo.bundles import GEMMA4_26B_816
 from submissions.demo.loader import prefill_hub_cache
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import (
@@ -134,7 +133,7 @@ def test_each_champion_carries_exactly_the_protocol_fields_with_a_scrubbed_appli
         "model": "google/gemma-4-26B-A4B-it",
         "canonical": "google/gemma-4-26b-a4b-it",
         "hf_repo": "google/gemma-4-26B-A4B-it",
-        "hf_revision": GEMMA4_26B_816.hf_revision,
+        "hf_revision": GEMMA_816.hf_revision,
         "engine": "aeon-vllm-ultimate",
         "image": "ghcr.io/aeon-7/aeon-vllm-ultimate:latest",
         "serve_flags": SCRUBBED_816_FLAGS,
@@ -142,7 +141,7 @@ def test_each_champion_carries_exactly_the_protocol_fields_with_a_scrubbed_appli
         "drafter": {
             "method": "dflash",
             "repo": "z-lab/gemma-4-26B-A4B-it-DFlash",
-            "revision": GEMMA4_26B_816.drafter_revision,
+            "revision": GEMMA_816.drafter_revision,
             "n": 11,
             "uses_drafter": True,
         },

@@ -14,8 +14,8 @@ import pytest
 
 from board.models import Run
 from recipes.secret_scan import PREFIXED_TOKEN
-from submissions.demo.bundles import DEMO_MODELS, job_bundles, text_checkpoints
-from submissions.demo.loader import DEMO_LINES, prefill_hub_cache, submit_demo_jobs
+from submissions.demo.bundles import DEMO_JOBS, DEMO_MODELS, job_bundles, text_checkpoints
+from submissions.demo.loader import prefill_hub_cache, submit_demo_jobs
 from tests.boardjobs import core_job, read_api, submit_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -199,9 +199,7 @@ def test_no_public_answer_or_page_shows_a_host_path_a_token_or_a_job_signature(
     settings.DATA_DIR = tmp_path
     submit_demo_jobs(board_url, log=lambda _: None)
     sent = [
-        bundle
-        for model, started in DEMO_LINES
-        for *_, bundle in job_bundles(model, started=started)
+        bundle for job in DEMO_JOBS for *_, bundle in job_bundles(job.model, started=job.started)
     ]
     pod = make_pod()
     full_job = [

@@ -1,15 +1,16 @@
-"""Deterministic demo bundles: what AEON Bench pods upload for one comprehensive job.
+"""The demo's bundle generator: what AEON Bench pods upload for one comprehensive job, built
+from the catalogue in `data/` (see `catalogue.py`).
 
-Built on the published DGX Spark figures of shared/demo-figures.md plus a few plausible entries
-on other hardware. Every bundle is the pod's `bundle` object without `run_id`, `run_nonce` and
-`final` (the pod client adds those). Used by the demo loader (`make run`), the benchmark command
-and the tests; standard library plus the argv reader (recipes/argv.py), so it imports without
-Django.
+The figures are the published DGX Spark ones plus a few plausible entries on other hardware.
+Every bundle is the pod's `bundle` object without `run_id`, `run_nonce` and `final` (the pod
+client adds those). Used by the demo loader (`make run`), the benchmark command and the tests;
+standard library plus the argv reader (recipes/argv.py), so it imports without Django.
 
 The same arguments always give identical bundles: every random draw comes from a
 `random.Random` seeded with `seed` plus a stable hash of the model line and the section.
-Note that `job_sig` follows protocol §4 (`started|model|hw|scope`), so two jobs of the same
-model on the same hardware need different `started` values or the board deduplicates them.
+Note that `job_sig` follows docs/protocol.md §Bundle contents (`started|model|hw|scope`), so two
+jobs of the same model on the same hardware need different `started` values or the board
+deduplicates them.
 """
 
 from __future__ import annotations
@@ -19,28 +20,62 @@ import hashlib
 import json
 import math
 import random
-from dataclasses import dataclass
 from fractions import Fraction
 
-from recipes.argv import max_num_seqs_from
+from submissions.demo.catalogue import (
+    AGENTIC_GOD_TASKS,
+    AGENTIC_SUITE_ID,
+    AGENTIC_TASKS,
+    ALL_DEMO_MODELS,
+    AUDIO_SUITE_ID,
+    CATEGORIES,
+    CATEGORY_COUNTS,
+    DEMO_JOBS,
+    DEMO_MODELS,
+    DIFFICULTIES,
+    GEMMA4_26B_816,
+    HARDWARE,
+    HARNESS_VERSIONS,
+    HARNESSES,
+    MODALITY_SUITES,
+    PERF_CATEGORIES,
+    PERF_SUITE_ID,
+    RECIPE_HISTORY,
+    REPRODUCTIONS,
+    RUBRICS,
+    TEXT_SUITE_ID,
+    VIDEO_SUITE_ID,
+    VISION_SUITE_ID,
+    DemoJob,
+    DemoModel,
+    demo_model,
+)
 
-TEXT_SUITE_ID = "aeon-suite-v4"
-AGENTIC_SUITE_ID = "aeon-agentic-v2.5"
-VISION_SUITE_ID = "aeon-vision-v2"
-AUDIO_SUITE_ID = "aeon-audio-v2"
-VIDEO_SUITE_ID = "aeon-video-v1"
-PERF_SUITE_ID = "aeon-perf-v1"
+__all__ = [  # what the loader, the benchmark command and the tests import from here
+    "AGENTIC_SUITE_ID",
+    "ALL_DEMO_MODELS",
+    "AUDIO_SUITE_ID",
+    "DEMO_JOBS",
+    "DEMO_MODELS",
+    "GEMMA4_26B_816",
+    "HARNESSES",
+    "PERF_SUITE_ID",
+    "RECIPE_HISTORY",
+    "REPRODUCTIONS",
+    "SUITE_HASH",
+    "TEXT_SUITE_ID",
+    "VIDEO_SUITE_ID",
+    "VISION_SUITE_ID",
+    "DemoJob",
+    "DemoModel",
+    "agentic_task_ids",
+    "demo_model",
+    "job_bundles",
+    "suite_case_ids",
+    "text_checkpoints",
+    "weights_for",
+]
 
-CATEGORIES = ("Math", "Instruction", "Reasoning", "Coding", "Prose")
-PERF_CATEGORIES = tuple(name.lower() for name in CATEGORIES)
-DIFFICULTIES = ("easy", "medium", "hard", "expert", "frontier", "god_mode")
-CATEGORY_COUNTS = {"Math": 34, "Instruction": 34, "Reasoning": 35, "Coding": 36, "Prose": 35}
-HARNESSES = ("hermes", "openclaw", "opencode")
-HARNESS_VERSIONS = {
-    "hermes": "hermes-agent 0.7.1",
-    "openclaw": "openclaw 2026.10.2",
-    "opencode": "opencode 0.16.4",
-}
 SERVED_ALIAS = "model-under-test"
 POD_BUILD_HASH = hashlib.sha256(b"aeon-bench-pod 1.0 demo build").hexdigest()
 
@@ -75,827 +110,34 @@ def suite_case_ids() -> list[str]:
 
 SUITE_HASH = hashlib.sha256("\n".join(suite_case_ids()).encode()).hexdigest()[:16]
 
-# (slug, criteria count, artifact kind or None); 26 regular tasks + 5 god-mode tasks = 31.
-_AGENTIC_TASKS = (
-    ("compute-write", 2, None),
-    ("config-extract", 2, None),
-    ("csv-filter", 2, None),
-    ("log-count", 2, None),
-    ("script-and-output", 3, None),
-    ("bugfix-run", 3, None),
-    ("json-spec", 7, None),
-    ("multifile-summary", 2, None),
-    ("rename", 2, None),
-    ("reasoning-only", 1, None),
-    ("app-counter", 8, "app"),
-    ("app-todo", 8, "app"),
-    ("game-pong", 8, "game"),
-    ("game-snake", 9, "game"),
-    ("anim-bounce", 8, "animation"),
-    ("anim-starfield", 7, "animation"),
-    ("git-history", 3, None),
-    ("unit-test-fix", 4, None),
-    ("sqlite-query", 3, None),
-    ("yaml-merge", 4, None),
-    ("regex-extract", 3, None),
-    ("http-mock-client", 5, None),
-    ("refactor-module", 6, None),
-    ("markdown-report", 5, None),
-    ("dependency-pin", 4, None),
-    ("profile-hotspot", 4, None),
-)
-_AGENTIC_GOD_TASKS = (
-    ("kanban-board", 10, "app"),
-    ("physics-sandbox", 9, "animation"),
-    ("spreadsheet-engine", 10, "app"),
-    ("tower-defense", 10, "game"),
-    ("chess-vs-ai", 10, "game"),
-)
-
 
 def agentic_task_ids() -> list[str]:
     """The 31 task ids of aeon-agentic-v2.5 (the per-harness setup row comes on top)."""
-    regular = [f"av2-{i:02d}-{slug}" for i, (slug, _, _) in enumerate(_AGENTIC_TASKS, 1)]
-    god = [f"av2-god-{i:02d}-{slug}" for i, (slug, _, _) in enumerate(_AGENTIC_GOD_TASKS, 1)]
+    regular = [f"av2-{i:02d}-{slug}" for i, (slug, _, _) in enumerate(AGENTIC_TASKS, 1)]
+    god = [f"av2-god-{i:02d}-{slug}" for i, (slug, _, _) in enumerate(AGENTIC_GOD_TASKS, 1)]
     return regular + god
-
-
-# (case name, category, difficulty); ids are `<modality>.<area>.<name>`.
-_VISION_CASES = (
-    ("ocr.token", "OCR", "easy"),
-    ("ocr.rotated", "OCR", "medium"),
-    ("ocr.receipt_total", "OCR", "hard"),
-    ("ocr.tiny_noise", "OCR", "expert"),
-    ("count.circles", "Counting", "easy"),
-    ("count.cluttered_tri", "Counting", "medium"),
-    ("count.occluded_circles", "Counting", "hard"),
-    ("color.square", "Color", "easy"),
-    ("color.odd_patch", "Color", "medium"),
-    ("color.odd_patch_hard", "Color", "hard"),
-    ("spatial.quadrant", "Spatial", "easy"),
-    ("spatial.leftof_largest", "Spatial", "medium"),
-    ("spatial.leftof_smallest", "Spatial", "hard"),
-    ("relation.leftof", "Relational", "easy"),
-    ("relation.icon_grid", "Relational", "hard"),
-    ("chart.maxbar", "ChartQA", "easy"),
-    ("chart.value", "ChartQA", "easy"),
-    ("chart.series_value", "ChartQA", "medium"),
-    ("chart.series_value_hard", "ChartQA", "hard"),
-    ("vqa.mcq", "VQA", "easy"),
-    ("vqa.clock_time", "VQA", "medium"),
-    ("detail.tiny", "Detail", "easy"),
-    ("detail.serial_number", "Detail", "expert"),
-    ("multi.morecount", "MultiImage", "easy"),
-    ("multi.odd_one_out", "MultiImage", "hard"),
-    ("describe.scene", "Grounding", "easy"),
-    ("pattern.next_shape", "Pattern", "medium"),
-    ("pattern.rotation_seq", "Pattern", "expert"),
-    ("scene.kitchen_keywords", "Scene", "medium"),
-    ("scene.street_keywords", "Scene", "hard"),
-    ("scene.workshop_keywords", "Scene", "expert"),
-)
-_AUDIO_CASES = (
-    ("asr.digits", "ASR", "easy"),
-    ("asr.sentence", "ASR", "easy"),
-    ("asr.noisy_sentence", "ASR", "medium"),
-    ("asr.fast_speech", "ASR", "hard"),
-    ("asr.accented", "ASR", "expert"),
-    ("speaker.count", "Speaker", "medium"),
-    ("speaker.gender", "Speaker", "easy"),
-    ("emotion.tone", "Emotion", "medium"),
-    ("sound.dog_bark", "SoundEvent", "easy"),
-    ("sound.siren", "SoundEvent", "easy"),
-    ("sound.glass_break", "SoundEvent", "medium"),
-    ("music.tempo", "Music", "medium"),
-    ("music.instrument", "Music", "hard"),
-    ("lang.identify", "LanguageID", "easy"),
-    ("lang.code_switch", "LanguageID", "hard"),
-    ("count.beeps", "Counting", "easy"),
-    ("count.knocks_noisy", "Counting", "hard"),
-    ("qa.weather_report", "AudioQA", "medium"),
-    ("qa.train_announcement", "AudioQA", "hard"),
-    ("qa.meeting_action", "AudioQA", "expert"),
-    ("qa.two_speakers_order", "AudioQA", "expert"),
-)
-_VIDEO_CASES = (
-    ("action.wave", "Action", "easy"),
-    ("action.sequence", "Action", "hard"),
-    ("count.bounces", "Counting", "medium"),
-    ("count.passing_cars", "Counting", "hard"),
-    ("order.color_flash", "Temporal", "medium"),
-    ("order.reverse_detect", "Temporal", "expert"),
-    ("ocr.ticker", "OCR", "medium"),
-    ("motion.direction", "Motion", "easy"),
-    ("motion.speed_compare", "Motion", "hard"),
-    ("scene.change_count", "Scene", "medium"),
-)
-_MODALITY_SUITES = (
-    ("vision", VISION_SUITE_ID, _VISION_CASES),
-    ("audio", AUDIO_SUITE_ID, _AUDIO_CASES),
-    ("video", VIDEO_SUITE_ID, _VIDEO_CASES),
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# Models
-# ---------------------------------------------------------------------------------------------
-
-
-def _revision_for(repo: str) -> str:
-    """A stable 40-hex commit for a repo name (demo data: no real Hub lookup)."""
-    return hashlib.sha1(repo.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class DemoModel:
-    """One model + recipe line on one hardware, with the figures its demo job should show.
-
-    `c1` holds the single-stream cohorts: (lowercase category, decode tok/s, TTFT p50 ms,
-    TPOT p50 ms). `flags` are vLLM tuning flags (without --served-model-name/--host/--port);
-    other engines keep their native arguments in `serve_args` and send no flags.
-    `agentic` maps harness → harness score (mean task score × 100), or None when no harness ran.
-    """
-
-    key: str
-    display_name: str
-    hf_repo: str
-    weight_files: tuple[str, ...]
-    detected_label: str
-    engine: str
-    image: str | None
-    serve_mode: str
-    flags: tuple[str, ...]
-    context_len: int
-    quant: str
-    architecture: str
-    composite: float
-    c1: tuple[tuple[str, float, float, float], ...]
-    peak_category: str
-    peak_conc: int
-    peak_agg_tps: float
-    ladder: tuple[int, ...]
-    modalities: tuple[str, ...]
-    agentic: tuple[tuple[str, float], ...] | None
-    serve_args: tuple[str, ...] = ()
-    drafter_repo: str | None = None
-    spec_method: str | None = None
-    spec_n: int | None = None
-    port: int = 8000
-    hf_revision: str = ""
-    drafter_revision: str | None = None
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.hf_revision:
-            object.__setattr__(self, "hf_revision", _revision_for(self.hf_repo))
-        if self.drafter_repo and not self.drafter_revision:
-            object.__setattr__(self, "drafter_revision", _revision_for(self.drafter_repo))
-
-    @property
-    def c1_figures(self) -> dict[str, tuple[float, float, float]]:
-        return {cat: (decode, ttft, tpot) for cat, decode, ttft, tpot in self.c1}
-
-    @property
-    def single_stream_tps(self) -> float:
-        """Mean c1 decode tok/s over the five categories (design §3.7)."""
-        return sum(decode for _, decode, _, _ in self.c1) / len(self.c1)
-
-    @property
-    def ttft_p50_ms(self) -> float:
-        return sum(ttft for _, _, ttft, _ in self.c1) / len(self.c1)
-
-    @property
-    def tpot_p50_ms(self) -> float:
-        return sum(tpot for _, _, _, tpot in self.c1) / len(self.c1)
-
-    @property
-    def agentic_scores(self) -> dict[str, float]:
-        return dict(self.agentic or ())
-
-    @property
-    def max_num_seqs(self) -> int | None:
-        return max_num_seqs_from(self.flags)
-
-    @property
-    def peak_cohort(self) -> str:
-        return f"{self.peak_category} @ c{self.peak_conc}"
-
-
-_DECODE_SHAPES = {
-    # Speculative decoding pays off unevenly: code drafts well, free prose barely.
-    "dflash": {"math": 1.10, "instruction": 0.93, "reasoning": 1.02, "coding": 1.28, "prose": 0.67},
-    "mtp": {"math": 1.06, "instruction": 0.96, "reasoning": 1.00, "coding": 1.12, "prose": 0.86},
-    "plain": {"math": 1.01, "instruction": 1.00, "reasoning": 0.98, "coding": 1.04, "prose": 0.97},
-}
-_TTFT_SHAPE = {"math": 1.10, "instruction": 0.90, "reasoning": 1.00, "coding": 0.85, "prose": 1.15}
-
-
-def _exact_mean_spread(mean: float, multipliers: list[float]) -> list[float]:
-    """Values of mean × multiplier at 0.1 precision whose mean is exactly `mean`."""
-    head = [round(mean * m, 1) for m in multipliers[:-1]]
-    return head + [round(mean * len(multipliers) - sum(head), 1)]
-
-
-def _c1_from_summary(decode: float, ttft: float, tpot: float, shape: str):
-    """Per-category c1 figures whose means equal the published single-stream figures."""
-    d_mult = [_DECODE_SHAPES[shape][c] for c in PERF_CATEGORIES]
-    t_mult = [_TTFT_SHAPE[c] for c in PERF_CATEGORIES]
-    inverse = [1 / m for m in d_mult]
-    p_mult = [v * len(inverse) / sum(inverse) for v in inverse]
-    decodes = _exact_mean_spread(decode, d_mult)
-    ttfts = _exact_mean_spread(ttft, t_mult)
-    tpots = _exact_mean_spread(tpot, p_mult)
-    return tuple(zip(PERF_CATEGORIES, decodes, ttfts, tpots, strict=True))
-
-
-def _shards(count: int, start: int = 1) -> tuple[str, ...]:
-    last = count - 1 + start
-    return tuple(f"model-{i:05d}-of-{last:05d}.safetensors" for i in range(start, last + 1))
-
-
-_SPARK = "single DGX Spark (GB10)"
-_VLLM_ULTIMATE = "ghcr.io/aeon-7/aeon-vllm-ultimate:latest"
-_VLLM_STOCK = "vllm/vllm-openai:v0.11.0"
-
-
-def _spec_config(method: str, n: int, drafter: bool) -> str:
-    config: dict = {"method": method}
-    if drafter:
-        config["model"] = "/drafter"
-    config["num_speculative_tokens"] = n
-    return json.dumps(config, separators=(",", ":"))
-
-
-_GEMMA4_26B_816_FLAGS = (
-    "--max-model-len",
-    "65536",
-    "--gpu-memory-utilization",
-    ".8",
-    "--max-num-seqs",
-    "64",
-    "--kv-cache-dtype",
-    "auto",
-    "--attention-backend",
-    "triton_attn",
-    "--enable-prefix-caching",
-    "--enable-chunked-prefill",
-    "--reasoning-parser",
-    "gemma4",
-    "--tool-call-parser",
-    "gemma4",
-    "--enable-auto-tool-choice",
-    "--moe-backend",
-    "cutlass",
-    "--max-num-batched-tokens",
-    "32768",
-    "--speculative-config",
-    _spec_config("dflash", 11, drafter=True),
-)
-
-GEMMA4_26B_816 = DemoModel(
-    key="gemma-4-26b-a4b-dflash-spark",
-    display_name="Gemma 4 26B-A4B · DFlash n=11 · single DGX Spark",
-    hf_repo="google/gemma-4-26B-A4B-it",
-    weight_files=_shards(4),
-    detected_label=_SPARK,
-    engine="aeon-vllm-ultimate",
-    image=_VLLM_ULTIMATE,
-    serve_mode="docker",
-    flags=_GEMMA4_26B_816_FLAGS,
-    context_len=65536,
-    quant="modelopt_fp4",
-    architecture="Gemma4ForConditionalGeneration",
-    composite=65.7,
-    c1=(
-        ("math", 127.8, 145.0, 7.8),
-        ("instruction", 112.6, 96.0, 8.9),
-        ("reasoning", 118.9, 105.0, 8.4),
-        ("coding", 155.8, 83.0, 6.4),
-        ("prose", 49.8, 105.0, 20.1),
-    ),
-    peak_category="coding",
-    peak_conc=64,
-    peak_agg_tps=816.0,
-    ladder=(1, 4, 8, 16, 32, 64),
-    modalities=("text", "vision", "video"),
-    agentic=(("hermes", 58.1), ("openclaw", 49.7), ("opencode", 61.3)),
-    drafter_repo="z-lab/gemma-4-26B-A4B-it-DFlash",
-    spec_method="dflash",
-    spec_n=11,
-    note="vLLM 0.24.0 built for sm_121a; TTFT at c64 about 23 s, fine for batch work",
-)
-
-DEMO_MODELS: tuple[DemoModel, ...] = (
-    GEMMA4_26B_816,
-    DemoModel(
-        key="qwen3.6-35b-a3b-heretic-nvfp4-dflash-spark",
-        display_name="Qwen3.6-35B-A3B heretic NVFP4 · DFlash n=11 · single DGX Spark",
-        hf_repo="AEON-7/Qwen3.6-35B-A3B-heretic-NVFP4",
-        weight_files=_shards(5),
-        detected_label=_SPARK,
-        engine="aeon-vllm-ultimate",
-        image=_VLLM_ULTIMATE,
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "65536",
-            "--gpu-memory-utilization",
-            "0.8",
-            "--max-num-seqs",
-            "64",
-            "--kv-cache-dtype",
-            "auto",
-            "--enable-prefix-caching",
-            "--enable-chunked-prefill",
-            "--reasoning-parser",
-            "qwen3",
-            "--tool-call-parser",
-            "qwen3_coder",
-            "--enable-auto-tool-choice",
-            "--max-num-batched-tokens",
-            "16384",
-            "--speculative-config",
-            _spec_config("dflash", 11, drafter=True),
-        ),
-        context_len=65536,
-        quant="modelopt_fp4",
-        architecture="Qwen3_5MoeForConditionalGeneration",
-        composite=60.7,
-        c1=_c1_from_summary(116.0, 175.0, 9.0, "dflash"),
-        peak_category="math",
-        peak_conc=64,
-        peak_agg_tps=575.0,
-        ladder=(1, 4, 8, 16, 32, 64),
-        modalities=("text", "vision"),
-        agentic=(("hermes", 52.4), ("openclaw", 47.9), ("opencode", 55.0)),
-        drafter_repo="z-lab/Qwen3.6-35B-A3B-DFlash",
-        spec_method="dflash",
-        spec_n=11,
-    ),
-    DemoModel(
-        key="qwen3-next-80b-a3b-thinking-nvfp4-spark",
-        display_name="Qwen3-Next-80B-A3B-Thinking NVFP4 · single DGX Spark",
-        hf_repo="nvidia/Qwen3-Next-80B-A3B-Thinking-NVFP4",
-        weight_files=_shards(10),
-        detected_label=_SPARK,
-        engine="aeon-vllm-ultimate",
-        image=_VLLM_ULTIMATE,
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "131072",
-            "--gpu-memory-utilization",
-            "0.85",
-            "--max-num-seqs",
-            "32",
-            "--kv-cache-dtype",
-            "auto",
-            "--enable-prefix-caching",
-            "--reasoning-parser",
-            "deepseek_r1",
-            "--tool-call-parser",
-            "hermes",
-            "--enable-auto-tool-choice",
-        ),
-        context_len=131072,
-        quant="modelopt_fp4",
-        architecture="Qwen3NextForCausalLM",
-        composite=84.5,
-        c1=_c1_from_summary(52.2, 228.0, 20.0, "plain"),
-        peak_category="math",
-        peak_conc=32,
-        peak_agg_tps=342.0,
-        ladder=(1, 4, 8, 16, 32),
-        modalities=("text",),
-        agentic=(("hermes", 71.6), ("openclaw", 66.2), ("opencode", 74.8)),
-    ),
-    DemoModel(
-        key="gemma-4-12b-it-k4-fp8-spark",
-        display_name="Gemma-4-12B-it K4-FP8 · single DGX Spark",
-        hf_repo="AEON-7/gemma-4-12B-it-K4-FP8",
-        weight_files=_shards(3),
-        detected_label=_SPARK,
-        engine="aeon-vllm-ultimate",
-        image=_VLLM_ULTIMATE,
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "65536",
-            "--gpu-memory-utilization",
-            "0.7",
-            "--max-num-seqs",
-            "64",
-            "--kv-cache-dtype",
-            "fp8",
-            "--attention-backend",
-            "triton_attn",
-            "--enable-prefix-caching",
-            "--reasoning-parser",
-            "gemma4",
-            "--tool-call-parser",
-            "gemma4",
-            "--enable-auto-tool-choice",
-        ),
-        context_len=65536,
-        quant="fp8",
-        architecture="Gemma4ForConditionalGeneration",
-        composite=65.3,
-        c1=_c1_from_summary(38.4, 281.0, 45.0, "plain"),
-        peak_category="coding",
-        peak_conc=64,
-        peak_agg_tps=295.0,
-        ladder=(1, 4, 8, 16, 32, 64),
-        modalities=("text", "vision", "audio"),
-        agentic=(("hermes", 44.3), ("openclaw", 38.0), ("opencode", 46.9)),
-    ),
-    DemoModel(
-        key="qwen3.6-27b-mtp-spark",
-        display_name="Qwen3.6-27B · MTP · single DGX Spark",
-        hf_repo="Qwen/Qwen3.6-27B",
-        weight_files=_shards(11),
-        detected_label=_SPARK,
-        engine="aeon-vllm-ultimate",
-        image="docker.io/spark-lab/vllm-gb10:0.24.0-mtp",
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "65536",
-            "--gpu-memory-utilization",
-            "0.85",
-            "--max-num-seqs",
-            "16",
-            "--kv-cache-dtype",
-            "auto",
-            "--enable-prefix-caching",
-            "--reasoning-parser",
-            "qwen3",
-            "--tool-call-parser",
-            "qwen3_coder",
-            "--enable-auto-tool-choice",
-            "--speculative-config",
-            _spec_config("mtp", 2, drafter=False),
-        ),
-        context_len=65536,
-        quant="bf16",
-        architecture="Qwen3_5ForConditionalGeneration",
-        composite=62.7,
-        c1=_c1_from_summary(34.5, 636.0, 31.0, "mtp"),
-        peak_category="coding",
-        peak_conc=16,
-        peak_agg_tps=189.0,
-        ladder=(1, 4, 8, 16, 32),
-        modalities=("text", "vision", "video"),
-        agentic=(("hermes", 50.8), ("openclaw", 3.2), ("opencode", 54.1)),
-        spec_method="mtp",
-        spec_n=2,
-        note="rung c32 runs past --max-num-seqs 16 and measures queueing",
-    ),
-    DemoModel(
-        key="gemma-4-12b-it-nvfp4-fp8-spark",
-        display_name="Gemma-4-12B-it NVFP4-FP8 · single DGX Spark",
-        hf_repo="AEON-7/gemma-4-12B-it-NVFP4-FP8",
-        weight_files=_shards(2),
-        detected_label=_SPARK,
-        engine="aeon-vllm-ultimate",
-        image=_VLLM_ULTIMATE,
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "65536",
-            "--gpu-memory-utilization",
-            "0.6",
-            "--max-num-seqs",
-            "32",
-            "--kv-cache-dtype",
-            "fp8",
-            "--attention-backend",
-            "triton_attn",
-            "--reasoning-parser",
-            "gemma4",
-            "--tool-call-parser",
-            "gemma4",
-            "--enable-auto-tool-choice",
-        ),
-        context_len=65536,
-        quant="modelopt_fp4",
-        architecture="Gemma4ForConditionalGeneration",
-        composite=60.7,
-        c1=_c1_from_summary(25.8, 261.0, 54.0, "plain"),
-        peak_category="prose",
-        peak_conc=32,
-        peak_agg_tps=146.0,
-        ladder=(1, 4, 8, 16, 32),
-        modalities=("text", "vision", "audio"),
-        agentic=(("hermes", 39.5), ("openclaw", 33.8), ("opencode", 41.2)),
-    ),
-    DemoModel(
-        key="gemma-4-31b-dflash-spark",
-        display_name="Gemma 4 31B dense · DFlash · single DGX Spark",
-        hf_repo="google/gemma-4-31B-it",
-        weight_files=_shards(7),
-        detected_label=_SPARK,
-        engine="aeon-vllm-ultimate",
-        image=_VLLM_ULTIMATE,
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "65536",
-            "--gpu-memory-utilization",
-            "0.85",
-            "--max-num-seqs",
-            "32",
-            "--kv-cache-dtype",
-            "auto",
-            "--attention-backend",
-            "triton_attn",
-            "--enable-prefix-caching",
-            "--reasoning-parser",
-            "gemma4",
-            "--tool-call-parser",
-            "gemma4",
-            "--enable-auto-tool-choice",
-            "--speculative-config",
-            _spec_config("dflash", 8, drafter=True),
-        ),
-        context_len=65536,
-        quant="modelopt_fp4",
-        architecture="Gemma4ForConditionalGeneration",
-        composite=69.4,
-        c1=_c1_from_summary(39.0, 310.0, 24.0, "dflash"),
-        peak_category="coding",
-        peak_conc=32,
-        peak_agg_tps=427.0,
-        ladder=(1, 4, 8, 16, 32),
-        modalities=("text", "vision"),
-        agentic=(("hermes", 60.2), ("openclaw", 55.4), ("opencode", 63.7)),
-        drafter_repo="z-lab/gemma-4-31B-it-DFlash",
-        spec_method="dflash",
-        spec_n=8,
-    ),
-    DemoModel(
-        key="qwen3-14b-fp8-rtx5090",
-        display_name="Qwen3-14B FP8 · RTX 5090",
-        hf_repo="Qwen/Qwen3-14B-FP8",
-        weight_files=_shards(4),
-        detected_label="RTX 5090 32GB",
-        engine="vllm",
-        image=_VLLM_STOCK,
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "65536",
-            "--gpu-memory-utilization",
-            "0.92",
-            "--max-num-seqs",
-            "64",
-            "--kv-cache-dtype",
-            "fp8",
-            "--enable-prefix-caching",
-            "--reasoning-parser",
-            "qwen3",
-            "--tool-call-parser",
-            "hermes",
-            "--enable-auto-tool-choice",
-        ),
-        context_len=65536,
-        quant="fp8",
-        architecture="Qwen3ForCausalLM",
-        composite=61.2,
-        c1=_c1_from_summary(88.4, 52.0, 11.3, "plain"),
-        peak_category="coding",
-        peak_conc=64,
-        peak_agg_tps=1480.0,
-        ladder=(1, 4, 8, 16, 32, 64),
-        modalities=("text",),
-        agentic=(("hermes", 48.6), ("openclaw", 42.1), ("opencode", 50.3)),
-    ),
-    DemoModel(
-        key="qwen3-32b-fp8-sglang-2x-rtx5090",
-        display_name="Qwen3-32B FP8 · SGLang TP2 · 2× RTX 5090",
-        hf_repo="Qwen/Qwen3-32B-FP8",
-        weight_files=_shards(7),
-        detected_label="2× RTX 5090 32GB",
-        engine="sglang",
-        image="lmsysorg/sglang:v0.5.3-cu129",
-        serve_mode="docker",
-        flags=(),
-        serve_args=(
-            "--tp",
-            "2",
-            "--context-length",
-            "65536",
-            "--mem-fraction-static",
-            "0.88",
-            "--max-running-requests",
-            "32",
-            "--reasoning-parser",
-            "qwen3",
-            "--tool-call-parser",
-            "qwen25",
-        ),
-        context_len=65536,
-        quant="fp8",
-        architecture="Qwen3ForCausalLM",
-        composite=68.9,
-        c1=_c1_from_summary(47.6, 74.0, 21.0, "plain"),
-        peak_category="reasoning",
-        peak_conc=32,
-        peak_agg_tps=860.0,
-        ladder=(1, 4, 8, 16, 32),
-        modalities=("text",),
-        agentic=(("hermes", 57.7), ("openclaw", 51.0), ("opencode", 59.9)),
-        port=30000,
-    ),
-    DemoModel(
-        key="gpt-oss-120b-h100",
-        display_name="gpt-oss-120b · H100 80GB",
-        hf_repo="openai/gpt-oss-120b",
-        weight_files=_shards(15, start=0),
-        detected_label="NVIDIA H100 80GB HBM3",
-        engine="vllm",
-        image=_VLLM_STOCK,
-        serve_mode="docker",
-        flags=(
-            "--max-model-len",
-            "131072",
-            "--gpu-memory-utilization",
-            "0.92",
-            "--max-num-seqs",
-            "128",
-            "--async-scheduling",
-            "--enable-prefix-caching",
-            "--tool-call-parser",
-            "openai",
-            "--enable-auto-tool-choice",
-        ),
-        context_len=131072,
-        quant="mxfp4",
-        architecture="GptOssForCausalLM",
-        composite=76.4,
-        c1=_c1_from_summary(187.5, 61.0, 5.6, "plain"),
-        peak_category="coding",
-        peak_conc=64,
-        peak_agg_tps=3960.0,
-        ladder=(1, 4, 8, 16, 32, 64),
-        modalities=("text",),
-        agentic=(("hermes", 68.3), ("openclaw", 62.5), ("opencode", 70.1)),
-    ),
-    DemoModel(
-        key="qwen3-30b-a3b-4bit-mlx-m4max",
-        display_name="Qwen3-30B-A3B 4-bit · MLX · Apple M4 Max",
-        hf_repo="mlx-community/Qwen3-30B-A3B-4bit",
-        weight_files=_shards(4),
-        detected_label="Apple M4 Max 128GB",
-        engine="mlx",
-        image=None,
-        serve_mode="bare",
-        flags=(),
-        context_len=65536,
-        quant="mlx-4bit",
-        architecture="Qwen3MoeForCausalLM",
-        composite=55.8,
-        c1=_c1_from_summary(71.3, 310.0, 14.2, "plain"),
-        peak_category="coding",
-        peak_conc=8,
-        peak_agg_tps=168.0,
-        ladder=(1, 4, 8),
-        modalities=("text",),
-        agentic=(("hermes", 41.9), ("openclaw", 36.4), ("opencode", 44.0)),
-        port=8080,
-    ),
-    DemoModel(
-        key="qwen3-4b-instruct-q4km-llamacpp-cpu",
-        display_name="Qwen3-4B-Instruct-2507 Q4_K_M · llama.cpp · CPU only",
-        hf_repo="unsloth/Qwen3-4B-Instruct-2507-GGUF",
-        weight_files=("Qwen3-4B-Instruct-2507-Q4_K_M.gguf",),
-        detected_label="x86_64 (CPU)",
-        engine="llama.cpp",
-        image="ghcr.io/ggml-org/llama.cpp:server",
-        serve_mode="docker",
-        flags=(),
-        serve_args=("-c", "65536", "-np", "4", "-t", "64", "--jinja"),
-        context_len=65536,
-        quant="Q4_K_M",
-        architecture="Qwen3ForCausalLM",
-        composite=44.2,
-        c1=_c1_from_summary(21.4, 640.0, 47.0, "plain"),
-        peak_category="coding",
-        peak_conc=4,
-        peak_agg_tps=46.0,
-        ladder=(1, 4),
-        modalities=("text",),
-        agentic=None,
-        port=8080,
-    ),
-)
-
-# An earlier line of the 816 recipe (the board's champion history: 517 → 816 on coding @ c64).
-# Same model and hardware: submit it with an earlier `started`, or its job_sigs collide.
-GEMMA4_26B_517 = DemoModel(
-    key="gemma-4-26b-a4b-dflash-spark-517",
-    display_name="Gemma 4 26B-A4B · DFlash n=11 (first retune) · single DGX Spark",
-    hf_repo=GEMMA4_26B_816.hf_repo,
-    weight_files=GEMMA4_26B_816.weight_files,
-    detected_label=_SPARK,
-    engine="aeon-vllm-ultimate",
-    image=_VLLM_ULTIMATE,
-    serve_mode="docker",
-    flags=(
-        "--max-model-len",
-        "65536",
-        "--gpu-memory-utilization",
-        ".8",
-        "--max-num-seqs",
-        "64",
-        "--kv-cache-dtype",
-        "auto",
-        "--attention-backend",
-        "triton_attn",
-        "--enable-prefix-caching",
-        "--reasoning-parser",
-        "gemma4",
-        "--tool-call-parser",
-        "gemma4",
-        "--enable-auto-tool-choice",
-        "--max-num-batched-tokens",
-        "8192",
-        "--speculative-config",
-        _spec_config("dflash", 11, drafter=True),
-    ),
-    context_len=65536,
-    quant="modelopt_fp4",
-    architecture="Gemma4ForConditionalGeneration",
-    composite=65.4,
-    c1=GEMMA4_26B_816.c1,
-    peak_category="coding",
-    peak_conc=64,
-    peak_agg_tps=517.0,
-    ladder=(1, 4, 8, 16, 32, 64),
-    modalities=("text", "vision", "video"),
-    agentic=(("hermes", 57.6), ("openclaw", 50.2), ("opencode", 60.8)),
-    drafter_repo="z-lab/gemma-4-26B-A4B-it-DFlash",
-    spec_method="dflash",
-    spec_n=11,
-)
-RECIPE_HISTORY: tuple[DemoModel, ...] = (GEMMA4_26B_517,)
-
-
-def demo_model(key: str) -> DemoModel:
-    """The demo model line with this key (DEMO_MODELS or RECIPE_HISTORY)."""
-    for model in DEMO_MODELS + RECIPE_HISTORY:
-        if model.key == key:
-            return model
-    raise KeyError(key)
 
 
 # ---------------------------------------------------------------------------------------------
 # Hardware, weights, recipe
 # ---------------------------------------------------------------------------------------------
 
-_LINUX_X86 = "Linux-6.8.0-64-generic-x86_64-with-glibc2.39"
-_HARDWARE = {
-    _SPARK: (
-        "Linux-6.11.0-1016-nvidia-aarch64-with-glibc2.39",
-        "aarch64",
-        20,
-        ("NVIDIA GB10, [N/A], 580.95.05",),
-    ),
-    "RTX 5090 32GB": (_LINUX_X86, "x86_64", 32, ("NVIDIA GeForce RTX 5090, 32607 MiB, 575.64.03",)),
-    "2× RTX 5090 32GB": (
-        _LINUX_X86,
-        "x86_64",
-        48,
-        (
-            "NVIDIA GeForce RTX 5090, 32607 MiB, 575.64.03",
-            "NVIDIA GeForce RTX 5090, 32607 MiB, 575.64.03",
-        ),
-    ),
-    "NVIDIA H100 80GB HBM3": (
-        "Linux-5.15.0-139-generic-x86_64-with-glibc2.35",
-        "x86_64",
-        52,
-        ("NVIDIA H100 80GB HBM3, 81559 MiB, 570.133.20",),
-    ),
-    "Apple M4 Max 128GB": ("macOS-15.6-arm64-arm-64bit", "arm64", 16, ()),
-    "x86_64 (CPU)": (_LINUX_X86, "x86_64", 64, ()),
-}
-
 
 def _hardware(model: DemoModel) -> dict:
-    platform, machine, cpu_count, gpus = _HARDWARE[model.detected_label]
+    facts = HARDWARE[model.detected_label]
     return {
         "label": None,
-        "platform": platform,
-        "machine": machine,
-        "cpu_count": cpu_count,
-        "gpus": list(gpus),
+        "platform": facts["platform"],
+        "machine": facts["machine"],
+        "cpu_count": facts["cpu_count"],
+        "gpus": list(facts["gpus"]),
         "detected_label": model.detected_label,
         "hardware_source": "detected-local",
     }
 
 
 def weights_for(model: DemoModel) -> tuple[dict[str, str], str]:
-    """(weights_per_file, weights_hash) of the model, hashed as protocol §4.2 says."""
+    """(weights_per_file, weights_hash) of the model, hashed as docs/protocol.md §Weights says."""
     per_file = {
         path: hashlib.sha256(f"{model.hf_repo}@{model.hf_revision}/{path}".encode()).hexdigest()
         for path in model.weight_files
@@ -1336,23 +578,6 @@ _DENOMS = {
 }
 _TIERS = {"Math": 0, "Reasoning": 0, "Coding": 0, "Instruction": 1, "Prose": 1}
 
-_INSTRUCTION_CRITERIA = (
-    ("bullets", "Does the answer use exactly three bullet points?"),
-    ("word_limit", "Is the answer under 120 words?"),
-    ("keyword", "Does the answer mention the word 'ledger'?"),
-    ("lowercase", "Is the whole answer in lowercase?"),
-    ("ends_question", "Does the answer end with a question?"),
-    ("json_valid", "Is the trailing block valid JSON with the requested keys?"),
-)
-_PROSE_CRITERIA = (
-    ("line_count", "Does the poem have the requested number of lines?"),
-    ("acrostic", "Do the first letters spell the requested word?"),
-    ("rhyme", "Do the couplets rhyme as requested?"),
-    ("pov", "Is it written in the second person throughout?"),
-    ("tense", "Does it stay in the present tense?"),
-    ("banned_word", "Does it avoid the banned word 'suddenly'?"),
-)
-
 
 def _category_targets(model: DemoModel, rng: random.Random) -> dict[str, float]:
     offsets = {c: _CATEGORY_OFFSETS[c] + rng.uniform(-3, 3) for c in CATEGORIES}
@@ -1631,7 +856,7 @@ def _instruction_row(rng, difficulty, number, unit, denom):
         '{"owner": "ops", "cadence": "weekly"}\n\n'
         "shall i set a reminder for the first review?"
     )
-    return output, _rubric(rng, _INSTRUCTION_CRITERIA, unit, denom, rng.random() < 0.2)
+    return output, _rubric(rng, RUBRICS["Instruction"], unit, denom, rng.random() < 0.2)
 
 
 def _prose_text(rng, lines: int) -> str:
@@ -1661,7 +886,7 @@ def _prose_text(rng, lines: int) -> str:
 
 def _prose_row(rng, difficulty, number, unit, denom):
     output = _prose_text(rng, 5 + int(_LENGTH[difficulty] * 4))
-    return output, _rubric(rng, _PROSE_CRITERIA, unit, denom, rng.random() < 0.3)
+    return output, _rubric(rng, RUBRICS["Prose"], unit, denom, rng.random() < 0.3)
 
 
 _TEXT_WRITERS = {
@@ -1724,9 +949,9 @@ def _agentic_rows(
 ) -> tuple[list[dict], list[dict]]:
     rng = _rng(model, seed, f"agentic|{harness}")
     tasks = [
-        (tid, d, kind, i >= len(_AGENTIC_TASKS))
+        (tid, d, kind, i >= len(AGENTIC_TASKS))
         for i, (tid, (_, d, kind)) in enumerate(
-            zip(agentic_task_ids(), _AGENTIC_TASKS + _AGENTIC_GOD_TASKS, strict=True)
+            zip(agentic_task_ids(), AGENTIC_TASKS + AGENTIC_GOD_TASKS, strict=True)
         )
     ]
     eases = [0.25 if god else 0.9 - 0.02 * min(d, 10) for _, d, _, god in tasks]
@@ -2111,7 +1336,7 @@ def job_bundles(
             )
             job.append(("text", AGENTIC_SUITE_ID, model.hf_repo, agentic))
 
-    for modality, suite_id, cases in _MODALITY_SUITES:
+    for modality, suite_id, cases in MODALITY_SUITES:
         if modality in model.modalities:
             rows = _modality_rows(model, modality, cases, seed, cells)
             job.append(

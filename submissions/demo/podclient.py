@@ -1,12 +1,23 @@
-"""A minimal client of pod protocol v1, written from protocol.md: it enrolls, opens runs and
-uploads signed bundles over real HTTP, the way AEON Bench pods do. The demo loader and the
-tests speak to the board through it."""
+"""A minimal client of pod protocol v1, written from docs/protocol.md: it enrolls, opens runs
+and uploads signed bundles over real HTTP, the way AEON Bench pods do. The demo loader and the
+tests speak to the board through it.
+
+By default every call is sent once and its answer returned as it came, which is what the tests
+of refusals need. With `retry_like_a_pod=True` the client retries the way pods do
+(docs/protocol.md §Transport): the statuses of RETRIED_STATUSES and network failures are sent
+again after 1, 2, 4 and 8 s (a Retry-After asks for longer), checkpoints get one attempt only and
+a failed checkpoint does not stop the run, and a final refused 403/404/409 is sent once more in a
+new session.
+"""
 
 import base64
+import http.client
 import json
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -15,6 +26,14 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from submissions.signing import canonical_json
 
 USER_AGENT = "aeon-pod/1.0 (+https://aeon-bench.com)"
+RETRIED_STATUSES = frozenset({403, 408, 425, 429, 500, 502, 503, 504})
+RETRY_SLEEPS = (1, 2, 4, 8)  # five attempts in all
+MAX_RETRY_AFTER = 60
+REOPEN_STATUSES = frozenset({403, 404, 409})  # a final refused so is sent again in a new session
+
+
+class PodNetworkError(OSError):
+    """No usable answer: the connection failed, timed out, or the answer was not JSON."""
 
 
 @dataclass
@@ -42,9 +61,17 @@ class PodClient:
         private_key: Ed25519PrivateKey | None = None,
         timeout: float = 120.0,
         wait_when_rate_limited: bool = False,
+        retry_like_a_pod: bool = False,
+        on_retry: Callable[[str, str, str, int, float], None] | None = None,
     ):
+        """`wait_when_rate_limited` retries 429 answers only; `retry_like_a_pod` retries as pods
+        do. `on_retry(method, path, what, attempt, wait_s)` hears of every retry."""
         self.base_url = base_url.rstrip("/")
         self.wait_when_rate_limited = wait_when_rate_limited
+        self.retry_like_a_pod = retry_like_a_pod
+        self.on_retry = on_retry
+        self.waited_out: Counter[str] = Counter()  # transient answers retried, by status
+        self.checkpoints_refused: Counter[str] = Counter()  # by status, when retrying like a pod
         self.private_key = private_key or Ed25519PrivateKey.generate()
         self.timeout = timeout
         raw = self.private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
@@ -60,15 +87,40 @@ class PodClient:
     # --- transport --------------------------------------------------------------------------
 
     def send(
-        self, method: str, path: str, body: bytes | None = None, headers: dict | None = None
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict | None = None,
+        *,
+        attempts: int | None = None,
     ) -> Answer:
-        answer = self._send_once(method, path, body, headers)
-        for _ in range(5 if self.wait_when_rate_limited else 0):
-            if answer.status != 429:
-                break
-            time.sleep(min(int(answer.headers.get("Retry-After", "1")), 60))  # as pods do on 429
-            answer = self._send_once(method, path, body, headers)
-        return answer
+        if self.retry_like_a_pod:
+            retried = RETRIED_STATUSES
+        elif self.wait_when_rate_limited:
+            retried = frozenset({429})
+        else:
+            retried = frozenset()
+        if attempts is None:
+            attempts = len(RETRY_SLEEPS) + 1 if retried else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                answer = self._send_once(method, path, body, headers)
+            except PodNetworkError as exc:
+                if not self.retry_like_a_pod or attempt == attempts:
+                    raise
+                kind, what = "network error", f"network error ({exc})"
+                wait = RETRY_SLEEPS[attempt - 1]
+            else:
+                if answer.status not in retried or attempt == attempts:
+                    return answer
+                kind = what = f"{answer.status} {answer.reason or ''}".strip()
+                wait = max(RETRY_SLEEPS[attempt - 1], _retry_after(answer))
+            self.waited_out[kind] += 1
+            if self.on_retry:
+                self.on_retry(method, path, what, attempt, wait)
+            time.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _send_once(
         self, method: str, path: str, body: bytes | None, headers: dict | None
@@ -88,7 +140,13 @@ class PodClient:
                 )
         except urllib.error.HTTPError as error:
             status, payload, answer_headers = error.code, error.read(), dict(error.headers)
-        return Answer(status, json.loads(payload), answer_headers)
+        except (OSError, http.client.HTTPException) as exc:
+            raise PodNetworkError(f"{type(exc).__name__}: {exc}") from exc
+        try:
+            parsed = json.loads(payload)
+        except ValueError:  # pods take an answer that is not JSON for a network failure
+            raise PodNetworkError(f"{status} answer is not JSON") from None
+        return Answer(status, parsed, answer_headers)
 
     def post_json(self, path: str, obj, headers: dict | None = None) -> Answer:
         # Pods send json.dumps(obj) with Python's defaults: spaces, ASCII, NaN allowed.
@@ -97,13 +155,15 @@ class PodClient:
     # --- protocol calls ---------------------------------------------------------------------
 
     def enroll(self) -> Answer:
-        challenge = self.send("GET", "/api/v1/enroll/challenge").body["challenge"]
+        challenge = self.send("GET", "/api/v1/enroll/challenge")
+        if challenge.status != 200:
+            return challenge
         return self.post_json(
             "/api/v1/enroll",
             {
                 "public_key": self.public_key,
-                "challenge": challenge,
-                "signature": self.sign(challenge.encode("utf-8")),
+                "challenge": challenge.body["challenge"],
+                "signature": self.sign(challenge.body["challenge"].encode("utf-8")),
             },
         )
 
@@ -140,10 +200,12 @@ class PodClient:
         return {"bundle": bundle, "signature": self.sign(canonical_json(bundle))}
 
     def submit(self, session: RunSession, content: dict, *, final: bool = True) -> Answer:
-        return self.post_json(
+        return self.send(
+            "POST",
             f"/api/v1/runs/{session.run_id}/results",
-            self.signed_results(session, content, final=final),
+            json.dumps(self.signed_results(session, content, final=final)).encode("utf-8"),
             headers={"X-Aeon-Run-Token": session.run_token},
+            attempts=1 if self.retry_like_a_pod and not final else None,  # checkpoints: once
         )
 
     def job_status(self, job_sig: str) -> Answer:
@@ -161,6 +223,18 @@ class PodClient:
         session = self.open_run(model, suite_id, board)
         for checkpoint in checkpoints or []:
             answer = self.submit(session, checkpoint, final=False)
-            if answer.status != 200:
+            if answer.status == 200:
+                continue
+            if not self.retry_like_a_pod:
                 raise RuntimeError(f"checkpoint refused: {answer.status} {answer.body}")
-        return self.submit(session, content, final=True)
+            # A pod carries on past a failed checkpoint: the final carries every row anyway.
+            self.checkpoints_refused[f"{answer.status} {answer.reason or ''}".strip()] += 1
+        answer = self.submit(session, content, final=True)
+        if self.retry_like_a_pod and answer.status in REOPEN_STATUSES:
+            answer = self.submit(self.open_run(model, suite_id, board), content, final=True)
+        return answer
+
+
+def _retry_after(answer: Answer) -> int:
+    value = {name.lower(): v for name, v in answer.headers.items()}.get("retry-after", "")
+    return min(int(value), MAX_RETRY_AFTER) if value.isdigit() else 0

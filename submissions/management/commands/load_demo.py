@@ -1,6 +1,6 @@
 """Load the demo data into a running board through the pod protocol."""
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from submissions.demo.loader import prefill_hub_cache, submit_demo_jobs
 
@@ -13,5 +13,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, url: str, **options):
         prefill_hub_cache()
-        sent = submit_demo_jobs(url, log=self.stdout.write)
-        self.stdout.write(f"demo data loaded: {sent} bundles sent to {url}")
+        load = submit_demo_jobs(url, log=self.stdout.write)
+        if not load.complete:
+            raise CommandError(f"the demo load stopped: {load.stopped_by} ({load.summary()})")
+        self.stdout.write(f"Demo data loaded into {url}: {load.summary()}")
