@@ -21,6 +21,7 @@ setup: $(STAMP)
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py create_board_key --if-missing
 	exec $(PY) manage.py run_demo --port $(PORT)
 
 test: setup

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "submissions",
     "board",
     "recipes",
+    "anchor",
 ]
 
 MIDDLEWARE = [
@@ -160,6 +161,13 @@ AEON_RATE_LIMIT_PER_KEY = env_int("AEON_RATE_LIMIT_PER_KEY", 1500 if DEVELOPMENT
 AEON_MAX_OPEN_RUNS_PER_KEY = env_int("AEON_MAX_OPEN_RUNS_PER_KEY", 50)
 AEON_FORGERY_REVOKE_THRESHOLD = env_int("AEON_FORGERY_REVOKE_THRESHOLD", 5)
 AEON_CHALLENGE_TTL_SECONDS = env_int("AEON_CHALLENGE_TTL_SECONDS", 300)
+
+# The board's own ed25519 signing key, a PEM (PKCS8) file made by `manage.py create_board_key`
+# (docs/trust-anchor.md). Development defaults to one under the data folder; any other
+# configuration has no default and is not ready until it is set.
+AEON_BOARD_KEY_FILE = env_str(
+    "AEON_BOARD_KEY_FILE", str(DATA_DIR / "board-key.pem") if DEVELOPMENT else ""
+)
 
 # The client IP comes from REMOTE_ADDR unless a trusted proxy sets this header (WSGI name,
 # e.g. HTTP_X_FORWARDED_FOR); its right-most entry is the one our proxy appended.
