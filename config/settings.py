@@ -190,6 +190,8 @@ AEON_RECIPE_IMAGES = [
 ]
 
 AEON_SITE_URL = env_str("AEON_SITE_URL", "")
+# The build the trust endpoints name (docs/trust-anchor.md); unset: a hash of the source files.
+AEON_BUILD_HASH = env_str("AEON_BUILD_HASH")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 
 # Cached read answers (board/answer_cache.py), keyed by the board's generation number:
