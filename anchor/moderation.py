@@ -47,6 +47,8 @@ def _audit(
     AuditSubject.objects.bulk_create(
         [AuditSubject(entry=entry, benchmark_public_id=pid) for pid in sorted(set(benchmarks))]
     )
+    # The benchmark pages show the log: answers cached under the old generation are stale.
+    transaction.on_commit(board_services.bump_generation)
     return entry
 
 

@@ -131,6 +131,16 @@ def sign_all_manifests(*, cause: dict) -> dict[str, int]:
     return reissue_manifests(run_ids, cause=cause)
 
 
+def manifests_of_key(fingerprint: str, *, cause: dict) -> dict[str, int]:
+    """A new version for every run of a pod key whose manifest changed (its key's status)."""
+    run_ids = Run.objects.filter(key_fingerprint=fingerprint).values_list("run_id", flat=True)
+    try:
+        return reissue_manifests(list(run_ids), cause=cause)
+    except BoardKeyError as exc:
+        logger.error("key %s: manifests not re-signed: %s", fingerprint, exc)
+        return {}
+
+
 def after_weight_verdict(run_id: str, verdict: str) -> None:
     """The weight check recorded a verdict: the manifest says so in a new version."""
     try:

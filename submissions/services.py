@@ -25,6 +25,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from anchor import services as anchor_services
+from anchor import tasks as anchor_tasks
 from board import selectors as board_selectors
 from board import services as board_services
 from board.jsonsafe import storable
@@ -185,6 +186,8 @@ def revoke_key(key: DeviceKey, *, reason: str) -> bool:
     key.revoked_reason = reason[:200]
     key.save(update_fields=["status", "revoked_at", "revoked_reason"])
     KeyAuditEntry.objects.create(key=key, action=KeyAuditEntry.Action.REVOKED, note=reason)
+    # The manifests of its runs say so (docs/trust-anchor.md §Run manifests), once this commits.
+    transaction.on_commit(partial(anchor_tasks.key_revoked.delay, key.fingerprint))
     return True
 
 

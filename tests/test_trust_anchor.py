@@ -218,3 +218,26 @@ def test_a_rebuild_signs_runs_that_had_no_manifest_and_keeps_the_others(pod, boa
         reply = manifest(board_url, run_id)
         assert reply.body["manifest"]["version"] == 1
         assert verifies(reply.body, public_key)
+
+
+def test_a_key_revoked_by_its_forgery_count_is_named_in_new_manifest_versions(
+    pod, board_url, settings
+):
+    from submissions.models import DeviceKey
+    from submissions.services import record_forgery
+
+    runs = submit_gemma(pod)
+    key = DeviceKey.objects.get(public_key=pod.public_key)
+    for _ in range(settings.AEON_FORGERY_REVOKE_THRESHOLD):
+        record_forgery(key_id=key.pk, reason="BAD_SIG", run_id="forged")
+
+    public_key = board_public_key(board_url)
+    for run_id in runs:
+        reply = manifest(board_url, run_id)
+        assert verifies(reply.body, public_key)
+        signed = reply.body["manifest"]
+        assert signed["standing"]["pod_key"] == "revoked"
+        assert signed["change"]["cause"] == {"kind": "key_revoked"}
+        assert signed["change"]["fields"] == [
+            {"field": "standing.pod_key", "from": "active", "to": "revoked"}
+        ]
