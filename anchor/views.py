@@ -1,5 +1,6 @@
 """The public trust endpoints (docs/trust-anchor.md): the board's key, signed attestations and
-signed run manifests. Every refusal is JSON with a reason code."""
+signed run manifests. Every refusal is JSON with a reason code; all three are in the OpenAPI
+schema."""
 
 import json
 import platform
@@ -9,7 +10,9 @@ import time
 import django
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.views import APIView
 
 from anchor import selectors
 from anchor.build import board_version, build_hash
@@ -30,7 +33,53 @@ def _key_or_error():
         )
 
 
-@require_GET
+class TrustView(APIView):
+    """GET only; refusals in the house JSON shape (config/api_errors.py)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+
+class WellKnown(TrustView):
+    @extend_schema(
+        summary="The board's signing key and how to verify what it signs",
+        responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
+    )
+    def get(self, request):
+        return well_known(request)
+
+
+class Attestation(TrustView):
+    @extend_schema(
+        summary="A signed statement of the running build, echoing the caller's nonce",
+        parameters=[
+            OpenApiParameter(
+                "nonce",
+                OpenApiTypes.STR,
+                required=True,
+                description="1 to 128 characters of A-Z a-z 0-9 . _ -",
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
+    def get(self, request):
+        return attestation(request)
+
+
+class RunManifestView(TrustView):
+    @extend_schema(
+        summary="A run's manifest signed by the board; every version kept",
+        parameters=[
+            OpenApiParameter(
+                "version", OpenApiTypes.INT, description="an earlier version (default: latest)"
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, run_id: str):
+        return run_manifest(request, run_id)
+
+
 def well_known(request):
     board_key, error = _key_or_error()
     if error:
@@ -61,7 +110,6 @@ def well_known(request):
     )
 
 
-@require_GET
 def attestation(request):
     nonce = request.GET.get("nonce", "")
     if not NONCE.fullmatch(nonce):
@@ -90,7 +138,6 @@ def attestation(request):
     return response
 
 
-@require_GET
 def run_manifest(request, run_id: str):
     versions = selectors.published_manifests(run_id)
     if not versions:

@@ -90,6 +90,22 @@ def test_a_bad_nonce_is_a_json_400_with_a_reason_code(board_url, query):
     assert "nonce" in reply.body["note"]
 
 
+def test_the_trust_endpoints_are_documented_and_refuse_other_methods_in_json(client):
+    paths = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()[
+        "paths"
+    ]
+    for path in ("/.well-known/aeon-bench.json", "/api/attestation", "/api/runs/{run_id}/manifest"):
+        assert "get" in paths[path], path
+    for path in (
+        "/.well-known/aeon-bench.json",
+        "/api/attestation?nonce=x",
+        "/api/runs/r/manifest",
+    ):
+        refused = client.post(path)
+        assert refused.status_code == 405
+        assert refused.json()["reason"] == "METHOD_NOT_ALLOWED"
+
+
 def test_every_committed_run_has_a_signed_manifest_that_verifies(pod, board_url):
     public_key = board_public_key(board_url)
     runs = submit_gemma(pod)
