@@ -171,6 +171,11 @@ AEON_BLOB_DIR = Path(env_str("AEON_BLOB_DIR", str(DATA_DIR / "blobs")))
 AEON_S3_BUCKET = env_str("AEON_S3_BUCKET")
 AEON_S3_ENDPOINT_URL = env_str("AEON_S3_ENDPOINT_URL") or None
 AEON_S3_PREFIX = env_str("AEON_S3_PREFIX", "bundles/")
+AEON_S3_REGION = env_str("AEON_S3_REGION") or None  # else boto3's own (AWS_DEFAULT_REGION)
+if AEON_BLOB_BACKEND not in ("file", "s3"):
+    raise ImproperlyConfigured("AEON_BLOB_BACKEND must be file or s3")
+if AEON_BLOB_BACKEND == "s3" and not AEON_S3_BUCKET:
+    raise ImproperlyConfigured("AEON_BLOB_BACKEND=s3 needs AEON_S3_BUCKET")
 
 AEON_HF_ENDPOINT = env_str("AEON_HF_ENDPOINT", "https://huggingface.co")
 AEON_HF_TOKEN = env_str("AEON_HF_TOKEN") or None
