@@ -113,6 +113,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 
+# A read replica of the primary (docs/operations.md §Read replica): board reads go there, the pod
+# channel, transactions, tasks and migrations never do (config/dbrouter.py). Tests run against
+# the primary's test database by the same name on the replica's server.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0)
+    )
+    if DATABASES["replica"]["ENGINE"] == "django.db.backends.postgresql":
+        # An unreachable replica costs a request seconds, not minutes, then is skipped.
+        DATABASES["replica"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["config.dbrouter.ReplicaRouter"]
+    MIDDLEWARE.insert(0, "config.dbrouter.ReplicaReadsMiddleware")
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
