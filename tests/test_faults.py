@@ -1,6 +1,7 @@
-"""Storage failing under the pod channel (design.md §5 "nothing is lost"): the database failing
-mid-commit answers 503 UNAVAILABLE, leaves no partial run and keeps the session open, so the pod's
-retry of the same final commits once. An unreachable evidence store: tests/test_blob_stores.py."""
+"""Storage failing under the pod channel (docs/protocol.md §Evidence and the ingest log: "nothing
+is lost"): the database failing mid-commit answers 503 UNAVAILABLE, leaves no partial run and keeps
+the session open, so the pod's retry of the same final commits once. An unreachable evidence
+store: tests/test_blob_stores.py."""
 
 import hashlib
 
