@@ -1,5 +1,5 @@
 """Board reads from the read replica, everything else from the primary
-(docs/operations.md §Read replica).
+(docs/scale-out.md §Read replica).
 
 Installed by settings only when `DATABASE_REPLICA_URL` is set (the `replica` alias). The rule:
 - Only GET and HEAD requests answered by a view of the board app (pages, the read API, exports)

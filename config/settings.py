@@ -113,7 +113,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 
-# A read replica of the primary (docs/operations.md §Read replica): board reads go there, the pod
+# A read replica of the primary (docs/scale-out.md §Read replica): board reads go there, the pod
 # channel, transactions, tasks and migrations never do (config/dbrouter.py). Tests run against
 # the primary's test database by the same name on the replica's server.
 DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")

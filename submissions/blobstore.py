@@ -69,7 +69,7 @@ class S3BlobStore:
     """Bundles as objects `<prefix><sha256>` in one bucket of S3 or an S3-compatible server.
 
     Credentials come from boto3's usual sources (`AWS_ACCESS_KEY_ID` and
-    `AWS_SECRET_ACCESS_KEY`, a profile, an instance role); docs/operations.md §The evidence
+    `AWS_SECRET_ACCESS_KEY`, a profile, an instance role); docs/scale-out.md §The evidence
     bucket. Every failure to reach the bucket is `BlobStoreUnavailable`: the pod gets 503 and
     retries; only an object that is truly absent is `FileNotFoundError`."""
 

@@ -1,5 +1,5 @@
 """A second PostgreSQL cluster on this machine, a streaming replica of the test database's server
-(docs/operations.md §Read replica): `pg_basebackup -R` from the primary, started on its own port
+(docs/scale-out.md §Read replica): `pg_basebackup -R` from the primary, started on its own port
 from a temporary folder, with WAL replay that a test can pause and resume.
 
 The primary must accept replication connections from 127.0.0.1. When it does not, the cluster

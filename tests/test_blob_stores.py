@@ -1,4 +1,4 @@
-"""The evidence store, folder and S3 alike (docs/operations.md §The evidence bucket): the raw
+"""The evidence store, folder and S3 alike (docs/scale-out.md §The evidence bucket): the raw
 signed bundles of a run and of a refused upload are stored under their sha256 and read back,
 readiness reports the store, and a store that cannot be reached answers the pod 503 UNAVAILABLE
 with nothing written, so its retry commits.

@@ -1,5 +1,5 @@
 """Board reads from a streaming replica, ingest and fresh answers from the primary
-(docs/operations.md §Read replica), on a real second PostgreSQL cluster: `pg_basebackup -R` of
+(docs/scale-out.md §Read replica), on a real second PostgreSQL cluster: `pg_basebackup -R` of
 the test database's server, on port 18350, with WAL replay paused and resumed by the tests.
 
 The board runs as its own process with `DATABASE_REPLICA_URL` set, as deployed. Pausing replay
@@ -26,10 +26,12 @@ from submissions.models import DeviceKey
 from tests.conftest import missing_service
 from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, job_sig, small_content
 from tests.replica_cluster import ClusterUnavailable, ReplicaCluster
+from tests.test_celery_worker import redis_answers
 
 pytestmark = [LIVE_DB, pytest.mark.postgres]
 
 ROOT = Path(__file__).resolve().parent.parent
+REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 REPLICA_PORT = int(os.environ.get("AEON_TEST_REPLICA_PORT", "18350"))
 RUNS = Run._meta.db_table
 KEYS = DeviceKey._meta.db_table
@@ -81,6 +83,11 @@ def replica_board(replica):
         "AEON_HF_ENDPOINT": "http://127.0.0.1:9",
         "AEON_HF_TIMEOUT_SECONDS": "2",
     }
+    if redis_answers(REDIS_URL):  # cached answers shared in Redis, as deployed
+        import redis
+
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        env["CACHE_URL"] = REDIS_URL
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=ROOT,
@@ -161,6 +168,8 @@ def test_ingest_and_the_fresh_run_come_from_the_primary_while_the_replica_lags(
         status, page = fetch(answer["url"])
         assert status == 200 and run_id in page
         assert read_json(f"{replica_board}/api/v1/runs/{run_id}")["n_results"] == 3
+        benchmark = read_json(f"{replica_board}/api/v1/benchmarks/{answer['benchmark_id']}")
+        assert run_id in json.dumps(benchmark)  # a cached answer, filled from the primary
         assert pod.job_status(sig).body == {"exists": True, "run_id": run_id, "status": "committed"}
 
         # The replica holds none of it yet: all of the above came from the primary.
