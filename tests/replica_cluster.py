@@ -72,9 +72,24 @@ class ReplicaCluster:
         with self.primary() as conn:
             return _rows(conn.execute(sql, params))
 
-    @property
-    def url(self) -> str:
-        return f"postgres://{self.user}@127.0.0.1:{self.replica_port}/{self.dbname}"
+    def url(self, application_name: str) -> str:
+        return (
+            f"postgres://{self.user}@127.0.0.1:{self.replica_port}/{self.dbname}"
+            f"?application_name={application_name}"
+        )
+
+    # --- the replica's statement log --------------------------------------------------------
+
+    def log_mark(self) -> int:
+        return (self.folder / "replica.log").stat().st_size
+
+    def statements_since(self, mark: int, application_name: str) -> list[str]:
+        """The statements clients named `application_name` ran on the replica after `mark`."""
+        with open(self.folder / "replica.log", "rb") as log:
+            log.seek(mark)
+            text = log.read().decode("utf-8", "replace")
+        prefix = f"[{application_name}] LOG:  statement: "
+        return [line[len(prefix) :] for line in text.splitlines() if line.startswith(prefix)]
 
     # --- set-up ------------------------------------------------------------------------------
 
@@ -121,6 +136,9 @@ class ReplicaCluster:
             "hot_standby_feedback = on\n"
             "shared_buffers = 32MB\n"
             "fsync = off\n"
+            # Every statement, with the client's application_name: who asked the replica what.
+            "log_statement = 'all'\n"
+            "log_line_prefix = '[%a] '\n"
             f"{minimums}\n",
         )
         self._write(data / "pg_hba.conf", "local all all trust\nhost all all 127.0.0.1/32 trust\n")

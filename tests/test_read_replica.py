@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from board.models import Run
+from board.models import BoardGeneration, Run
 from config.dbrouter import PRIMARY, REPLICA, ReplicaRouter, _read_from
 from submissions.demo.podclient import PodClient
 from submissions.models import DeviceKey
@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 REPLICA_PORT = int(os.environ.get("AEON_TEST_REPLICA_PORT", "18350"))
 RUNS = Run._meta.db_table
+BOARD_APP = "aeon-board-under-test"  # the board's application_name on the replica
+GENERATION_CHECK = f"SELECT number FROM {BoardGeneration._meta.db_table} WHERE id = 1"
 KEYS = DeviceKey._meta.db_table
 
 
@@ -78,7 +80,7 @@ def replica_board(replica):
     } | {
         "AEON_ENV": "development",
         "DATABASE_URL": f"postgres://{replica.user}@{replica.host}:{replica.port}/{db['NAME']}",
-        "DATABASE_REPLICA_URL": replica.url,
+        "DATABASE_REPLICA_URL": replica.url(BOARD_APP),
         "AEON_DATA_DIR": str(data_dir),
         "AEON_HF_ENDPOINT": "http://127.0.0.1:9",
         "AEON_HF_TIMEOUT_SECONDS": "2",
@@ -149,6 +151,15 @@ def committed_run(board_url: str, scope: str) -> tuple[PodClient, str, dict]:
     return pod, sig, answer.body
 
 
+def board_queries(replica: ReplicaCluster, mark: int) -> list[str]:
+    """What the board asked the replica since `mark`, less the session set-up of a connection."""
+    return [
+        statement
+        for statement in replica.statements_since(mark, BOARD_APP)
+        if not statement.startswith("SELECT set_config(")
+    ]
+
+
 def on_replica_count(replica: ReplicaCluster, table: str, column: str, value: str) -> int:
     return replica.on_replica(f"SELECT count(*) FROM {table} WHERE {column} = %s", (value,))[0][0]
 
@@ -161,18 +172,23 @@ def test_ingest_and_the_fresh_run_come_from_the_primary_while_the_replica_lags(
     try:
         # Every step reads what the one before wrote: from the replica the key would be
         # unknown (403), the session missing (404), the run page and job status empty.
+        mark = replica.log_mark()
         pod, sig, answer = committed_run(replica_board, "replica-lag")
         run_id = answer["run_id"]
         assert answer["url"] == f"{replica_board}/runs/{run_id}/"
+        assert pod.job_status(sig).body == {"exists": True, "run_id": run_id, "status": "committed"}
+        assert board_queries(replica, mark) == []  # ingest never asks the replica
 
+        mark = replica.log_mark()
         status, page = fetch(answer["url"])
         assert status == 200 and run_id in page
         assert read_json(f"{replica_board}/api/v1/runs/{run_id}")["n_results"] == 3
         benchmark = read_json(f"{replica_board}/api/v1/benchmarks/{answer['benchmark_id']}")
         assert run_id in json.dumps(benchmark)  # a cached answer, filled from the primary
-        assert pod.job_status(sig).body == {"exists": True, "run_id": run_id, "status": "committed"}
+        # The board asked the replica for its generation only, found it behind, and read
+        # everything from the primary.
+        assert set(board_queries(replica, mark)) == {GENERATION_CHECK}
 
-        # The replica holds none of it yet: all of the above came from the primary.
         fingerprint = DeviceKey.objects.get(public_key=pod.public_key).fingerprint
         assert on_replica_count(replica, KEYS, "fingerprint", fingerprint) == 0
         assert on_replica_count(replica, RUNS, "run_id", run_id) == 0
@@ -197,9 +213,12 @@ def test_board_pages_and_read_apis_are_served_by_the_replica(postgres, replica, 
         replica.on_primary(
             f"UPDATE {RUNS} SET verification_note = %s WHERE run_id = %s", (note, run_id)
         )
+        mark = replica.log_mark()
         for probe in range(3):  # fresh paths: no cached answer stands in for the replica
             assert read_json(f"{api}?probe={probe}")["verification_note"] != note
             assert note not in fetch(f"{page}?probe={probe}")[1]
+        asked = board_queries(replica, mark)
+        assert sum(RUNS in statement for statement in asked) >= 6  # each read, on the replica
     finally:
         replica.resume_replay()
     replica.wait_for_replay()
