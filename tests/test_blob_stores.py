@@ -1,12 +1,14 @@
 """The evidence store, folder and S3 alike (docs/scale-out.md §The evidence bucket): the raw
-signed bundles of a run and of a refused upload are stored under their sha256 and read back,
-readiness reports the store, and a store that cannot be reached answers the pod 503 UNAVAILABLE
-with nothing written, so its retry commits.
+signed bundles of a run and of a refused upload are stored under their sha256 and read back (by
+a moderator's download and by a rebuild of the board), readiness reports the store, and a store
+that cannot be reached answers the pod 503 UNAVAILABLE with nothing written, so its retry
+commits.
 
 The S3 backend talks over HTTP to moto's standalone server on a loopback port: boto3's real
 client code runs against a real S3 wire protocol, each test in a bucket of its own."""
 
 import hashlib
+import io
 import os
 import socket
 import subprocess
@@ -19,8 +21,10 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
 from board.models import Result, Run
+from board.services import bump_generation
 from submissions.blobstore import blob_store
 from submissions.models import (
     IngestLogEntry,
@@ -37,6 +41,7 @@ from tests.podchannel import (
     job_sig,
     local_answer,
     post_results,
+    read_run,
     signed_body,
     small_content,
     tampered,
@@ -265,3 +270,17 @@ def test_an_unreachable_store_refuses_with_503_and_the_pods_retry_commits(
     assert without_benchmark(retried) == local_answer(board_url, session.run_id, 4)
     assert Run.objects.count() == 1
     assert evidence.read(sha256(body)) == body
+
+
+def test_a_rebuild_reads_every_run_back_from_the_store(evidence, pod, board_url):
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(session, small_content(4)).status == 200
+    before = read_run(pod, session.run_id).body
+    Run.objects.all().delete()  # only the evidence is left
+    bump_generation()
+
+    out = io.StringIO()
+    call_command("rebuild_board", stdout=out)
+
+    assert out.getvalue().strip() == "rebuilt 1 runs from their bundles"
+    assert read_run(pod, session.run_id).body == before
