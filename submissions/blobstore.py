@@ -74,7 +74,7 @@ class S3BlobStore:
     retries; only an object that is truly absent is `FileNotFoundError`."""
 
     def __init__(self, bucket: str, prefix: str, endpoint_url: str | None, region: str | None):
-        import boto3
+        import boto3  # here, not at the top: a board on the folder never pays its import
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
 
@@ -98,11 +98,12 @@ class S3BlobStore:
     def put(self, data: bytes | bytearray, *, digest: str | None = None) -> str:
         digest = digest or sha256_hex(data)
         try:
-            # The server checks the bytes it received against our sha256 before storing them.
+            # S3 checks the bytes it received against our sha256 before storing them; the
+            # bytearray goes as it is (a 128 MiB bundle is never copied).
             self.client.put_object(
                 Bucket=self.bucket,
                 Key=self._key(digest),
-                Body=bytes(data),
+                Body=data,
                 ChecksumSHA256=base64.b64encode(bytes.fromhex(digest)).decode("ascii"),
             )
         except self._errors as exc:
