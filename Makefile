@@ -17,6 +17,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The settings fail closed (production) unless the development configuration is chosen: these
+# targets choose it explicitly; `make prod` runs the production configuration.
+run test bench bench-reads: export AEON_ENV = development
+
 # run_demo replaces the shell (exec), so make's SIGTERM reaches it; it stops the server it starts.
 run: setup
 	$(PY) manage.py migrate --noinput
