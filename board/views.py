@@ -1,6 +1,7 @@
 """Public pages of the board: server-rendered, readable without JavaScript, every query count
 fixed whatever the number of rows shown."""
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
@@ -10,7 +11,6 @@ from board.charts import comparison_chart, perf_charts
 from board.hardware import Family
 from board.models import Badge, SuiteKind
 from board.public import public_evidence
-from config.site_url import absolute_url
 from recipes.scrub import public_output
 
 BADGE_LABELS = dict(Badge.choices)
@@ -162,7 +162,8 @@ def model_page(request, canonical_id: str):
 
 
 def _absolute(request, path: str) -> str:
-    return absolute_url(request, path)
+    base = settings.AEON_SITE_URL.rstrip("/")
+    return f"{base}{path}" if base else request.build_absolute_uri(path)
 
 
 def benchmark_page(request, benchmark_id: str):

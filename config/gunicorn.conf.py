@@ -22,6 +22,7 @@ max_requests_jitter = 200
 # Gunicorn would believe X-Forwarded-Proto from 127.0.0.1 on its own; the scheme header is
 # trusted by Django only, and only when AEON_TRUSTED_PROXY_SSL_HEADER says so.
 secure_scheme_headers: dict[str, str] = {}
+control_socket_disable = True  # several boards on one machine would share its path
 accesslog = "-"
 errorlog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)s'
@@ -36,6 +37,7 @@ logconfig_dict = {
             "stream": "ext://sys.stdout",
         }
     },
+    "root": {"handlers": ["stdout"], "level": "INFO"},
     "loggers": {
         "gunicorn.error": {"handlers": ["stdout"], "level": "INFO", "propagate": False},
         "gunicorn.access": {"handlers": ["stdout"], "level": "INFO", "propagate": False},

@@ -45,6 +45,10 @@ PRODUCTION = AEON_ENV == "production"
 DEVELOPMENT = not PRODUCTION
 DATA_DIR = Path(env_str("AEON_DATA_DIR", str(BASE_DIR / "var")))
 
+# While this file exists /healthz answers 503 so the proxy drains this replica
+# (docs/operations.md §Health and drain); give each replica its own.
+AEON_DRAIN_FILE = Path(env_str("AEON_DRAIN_FILE", str(DATA_DIR / "draining")))
+
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if PRODUCTION:
@@ -57,38 +61,6 @@ if not SECRET_KEY:
 DEBUG = env_bool("DEBUG", DEVELOPMENT)
 if DEBUG and PRODUCTION:
     raise ImproperlyConfigured("DEBUG is for the development configuration only")
-
-# Absolute URLs (the run page given to pods, canonical and OpenGraph links, exports) are built
-# from this configured address, never from a request's Host header. In production it comes from
-# AEON_SITE_URL, or else https:// and the first of ALLOWED_HOSTS; development may leave it empty
-# and then answers with the address the request came to.
-AEON_SITE_URL = env_str("AEON_SITE_URL").strip().rstrip("/")
-if AEON_SITE_URL:
-    _site = urlsplit(AEON_SITE_URL)
-    if _site.scheme not in ("http", "https") or not _site.hostname or _site.path:
-        raise ImproperlyConfigured(
-            f"AEON_SITE_URL must be a scheme and host such as https://aeon-bench.com, "
-            f"not {AEON_SITE_URL!r}"
-        )
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
-if not ALLOWED_HOSTS:
-    if AEON_SITE_URL:
-        ALLOWED_HOSTS = [urlsplit(AEON_SITE_URL).hostname]
-    elif DEVELOPMENT:
-        ALLOWED_HOSTS = ["*"]
-    else:
-        raise ImproperlyConfigured(
-            "set AEON_SITE_URL (e.g. https://aeon-bench.com) or ALLOWED_HOSTS "
-            "when AEON_ENV=production"
-        )
-if PRODUCTION and not AEON_SITE_URL:
-    _first = ALLOWED_HOSTS[0].lstrip(".")
-    if _first in ("", "*"):
-        raise ImproperlyConfigured("set AEON_SITE_URL: ALLOWED_HOSTS names no single host")
-    AEON_SITE_URL = f"https://{_first}"
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS") or (
-    [AEON_SITE_URL] if AEON_SITE_URL else []
-)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -208,9 +180,12 @@ AEON_MAX_OPEN_RUNS_PER_KEY = env_int("AEON_MAX_OPEN_RUNS_PER_KEY", 50)
 AEON_FORGERY_REVOKE_THRESHOLD = env_int("AEON_FORGERY_REVOKE_THRESHOLD", 5)
 AEON_CHALLENGE_TTL_SECONDS = env_int("AEON_CHALLENGE_TTL_SECONDS", 300)
 
-# While this file exists /healthz answers 503 so the proxy drains this replica
-# (docs/operations.md §Health and drain); give each replica its own.
-AEON_DRAIN_FILE = Path(env_str("AEON_DRAIN_FILE", str(DATA_DIR / "draining")))
+# The board's own ed25519 signing key, a PEM (PKCS8) file made by `manage.py create_board_key`
+# (docs/trust-anchor.md). Development defaults to one under the data folder; any other
+# configuration has no default and is not ready until it is set.
+AEON_BOARD_KEY_FILE = env_str(
+    "AEON_BOARD_KEY_FILE", str(DATA_DIR / "board-key.pem") if DEVELOPMENT else ""
+)
 
 # The client IP comes from REMOTE_ADDR unless a trusted proxy sets this header (WSGI name,
 # e.g. HTTP_X_FORWARDED_FOR); its right-most entry is the one our proxy appended.
@@ -232,6 +207,7 @@ AEON_RECIPE_IMAGES = [
     name.strip() for name in env_str("AEON_RECIPE_IMAGES").split(",") if name.strip()
 ]
 
+AEON_SITE_URL = env_str("AEON_SITE_URL", "")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 
 # Cached read answers (board/answer_cache.py), keyed by the board's generation number:
@@ -304,6 +280,38 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# Absolute URLs (the run page given to pods, canonical and OpenGraph links, exports) are built
+# from this configured address, never from a request's Host header. In production it comes from
+# AEON_SITE_URL, or else https:// and the first of ALLOWED_HOSTS; development may leave it empty
+# and then answers with the address the request came to.
+AEON_SITE_URL = AEON_SITE_URL.strip().rstrip("/")
+if AEON_SITE_URL:
+    _site = urlsplit(AEON_SITE_URL)
+    if _site.scheme not in ("http", "https") or not _site.hostname or _site.path:
+        raise ImproperlyConfigured(
+            f"AEON_SITE_URL must be a scheme and host such as https://aeon-bench.com, "
+            f"not {AEON_SITE_URL!r}"
+        )
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+if not ALLOWED_HOSTS:
+    if AEON_SITE_URL:
+        ALLOWED_HOSTS = [urlsplit(AEON_SITE_URL).hostname]
+    elif DEVELOPMENT:
+        ALLOWED_HOSTS = ["*"]
+    else:
+        raise ImproperlyConfigured(
+            "set AEON_SITE_URL (e.g. https://aeon-bench.com) or ALLOWED_HOSTS "
+            "when AEON_ENV=production"
+        )
+if PRODUCTION and not AEON_SITE_URL:
+    _first = ALLOWED_HOSTS[0].lstrip(".")
+    if _first in ("", "*"):
+        raise ImproperlyConfigured("set AEON_SITE_URL: ALLOWED_HOSTS names no single host")
+    AEON_SITE_URL = f"https://{_first}"
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS") or (
+    [AEON_SITE_URL] if AEON_SITE_URL else []
+)
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # Behind a TLS proxy the request reaches us over plain HTTP: Django sees it as secure (HSTS,
