@@ -145,7 +145,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("AEON_STATIC_ROOT", str(DATA_DIR / "staticfiles")))  # image: baked in
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
