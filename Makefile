@@ -31,7 +31,7 @@ run: setup
 # gunicorn, a Celery worker and one beat on Redis, PostgreSQL; every setting from the
 # environment (PORT, DATABASE_URL, CELERY_BROKER_URL, …). Ctrl-C or SIGTERM stops them all.
 prod: setup
-	exec $(PY) -m config.prodstack
+	@exec $(PY) -m config.prodstack
 
 test: setup
 	$(PY) -m playwright --version >/dev/null

@@ -123,6 +123,11 @@ class HubStandIn:
         with self._lock:
             self._failures.setdefault(repo_id, []).extend([status] * times)
 
+    def recover(self, repo_id: str) -> None:
+        """Forget the failures still queued for `repo_id`: the Hub answers again."""
+        with self._lock:
+            self._failures.pop(repo_id, None)
+
     def gate(self, repo_id: str, status: int) -> None:
         """Always refuse `repo_id` with 401/403 (gated) or 404 (private or deleted)."""
         if status not in (401, 403, 404):

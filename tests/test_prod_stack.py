@@ -169,6 +169,10 @@ def test_the_stack_takes_a_comprehensive_benchmark_and_crowns_it(stack):
     assert any("SECRET_KEY not set" in e["message"] for e in lines)
     assert any("AEON_BOARD_KEY_FILE not set" in e["message"] for e in lines)
     assert {e["part"] for e in lines} >= {"prod", "setup", "web", "worker", "beat"}
+    for line in stack.log.read_text().splitlines():  # make prod prints JSON lines only
+        assert isinstance(json.loads(line), dict), line
+    access = [e for e in lines if e.get("logger") == "gunicorn.access"]
+    assert {"remote", "request", "status", "ms"} <= set(access[-1])
 
     put_on_hub(stack.hub, GEMMA)
     pod = PodClient(stack.url, timeout=120)
