@@ -63,7 +63,6 @@ def free_port() -> int:
 
 def services_or_skip() -> str:
     """The PostgreSQL server of DATABASE_URL and the test Redis; the stack's database URL."""
-    import psycopg
     import redis
 
     url = os.environ.get("DATABASE_URL", "")
@@ -76,9 +75,17 @@ def services_or_skip() -> str:
     redis.Redis.from_url(REDIS_URL).flushdb()
     parts = urlsplit(url)
     name = parts.path.lstrip("/") + "_prodstack"
+    stack_url = urlunsplit(parts._replace(path=f"/{name}"))
+    drop_database(stack_url)
+    return stack_url
+
+
+def drop_database(url: str) -> None:
+    import psycopg
+
+    parts = urlsplit(url)
     with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    return urlunsplit(parts._replace(path=f"/{name}"))
+        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
 
 
 def descendants(pid: int) -> set[int]:
@@ -282,14 +289,17 @@ def test_a_backup_restored_into_a_scratch_database_answers_the_same_champions(st
     assert (backup / "db.dump").stat().st_size > 0
     assert "bundles copied" in done.stdout
 
-    restore_url = stack.database_url.rsplit("/", 1)[0] + "/aeon_prodstack_test_restore"
-    restored = subprocess.run(
-        ["deploy/restore-verify.sh", str(backup)],
-        cwd=ROOT,
-        env=env | {"RESTORE_DATABASE_URL": restore_url, "LIVE_URL": stack.url, "SAMPLE": "100"},
-        capture_output=True,
-        text=True,
-    )
+    restore_url = stack.database_url + "_restore"  # a scratch name of this test's own
+    try:
+        restored = subprocess.run(
+            ["deploy/restore-verify.sh", str(backup)],
+            cwd=ROOT,
+            env=env | {"RESTORE_DATABASE_URL": restore_url, "LIVE_URL": stack.url, "SAMPLE": "100"},
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        drop_database(restore_url)
     assert restored.returncode == 0, restored.stdout + restored.stderr
     assert "restore verified" in restored.stdout
     report = json.loads(
