@@ -171,8 +171,9 @@ def start_board(data_dir: Path, *, make: bool = False, **env: str) -> EmbeddedBo
     port = free_port()
     environment = embedded_env(data_dir, port, **env)
     if make:
-        command = ["make", "--no-print-directory", "run"]
+        command = ["make", "--no-print-directory", "run"]  # it chooses development itself
     else:
+        environment["AEON_ENV"] = "development"  # as `make run` chooses it
         subprocess.run(
             [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
             cwd=ROOT,
@@ -415,7 +416,7 @@ def test_stopping_make_run_leaves_no_process_behind(tmp_path, group):
 @pytest.mark.parametrize(
     ("env", "limits"),
     [
-        ({}, "3000 1500 60"),
+        ({"AEON_ENV": "development"}, "3000 1500 60"),
         (
             {"AEON_ENV": "production", "SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "b.example"},
             "600 300 60",
