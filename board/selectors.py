@@ -3,7 +3,8 @@
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Min, Prefetch, Q
+from django.db.models import Count, F, Min, Prefetch, Q
+from django.db.models.functions import Coalesce
 
 from board.champions import Axis, Reproduction, Spread
 from board.hardware import Family, HardwareClassSpec, board_order_key, normalise_label
@@ -187,8 +188,14 @@ def hardware_classes():
 
 
 def classes_with_benchmarks() -> set[int]:
-    """Ids of the hardware classes holding at least one public benchmark (one query)."""
-    return set(Benchmark.objects.public().values_list("hardware_class_id", flat=True).distinct())
+    """Ids of the hardware classes holding at least one public benchmark, from the class
+    summaries (a read model): one query of one row per class, whatever the number of
+    benchmarks."""
+    return set(
+        ClassSummary.objects.filter(benchmark_count__gt=0).values_list(
+            "hardware_class_id", flat=True
+        )
+    )
 
 
 def hardware_class(slug: str) -> HardwareClass | None:
@@ -196,11 +203,11 @@ def hardware_class(slug: str) -> HardwareClass | None:
 
 
 def hardware_classes_with_counts():
-    """Every class with how many public and ranked benchmarks it holds, presets first."""
-    public = Q(benchmarks__withheld=False)
+    """Every class with how many public and ranked benchmarks it holds, presets first: the
+    counts come from the class summaries (a read model), never from counting benchmarks."""
     return hardware_classes().annotate(
-        n_benchmarks=Count("benchmarks", filter=public),
-        n_ranked=Count("benchmarks", filter=public & Q(benchmarks__ranked=True)),
+        n_benchmarks=Coalesce(F("summary__benchmark_count"), 0),
+        n_ranked=Coalesce(F("summary__ranked_count"), 0),
     )
 
 
