@@ -1,6 +1,6 @@
-"""Cached read answers (docs/champions.md §Cached answers): an API answer or a public page is
-stored once per path with the board generation it was computed at, and served until the
-generation moves on.
+"""Cached read answers (docs/champions.md §The generation and the answer cache, §Cached pages):
+an API answer or a public page is stored once per path with the board generation it was
+computed at, and served until the generation moves on.
 
 The generation is a database row every process can read. When the cache is shared (Redis,
 `CACHE_URL`), the cache carries its own copy, advanced atomically on every bump, so a cached
