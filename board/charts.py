@@ -255,3 +255,71 @@ def comparison_chart(sides: list[tuple[str, list]]) -> Chart | None:
         "For each concurrency, the best valid cohort of any category.",
         figure.to_plotly_json(),
     )
+
+
+def _reign_text(reign, unit: str) -> str:
+    figure = f"{reign.value:,.1f} {unit}"
+    if reign.secondary is not None:
+        figure += f" · TPOT {reign.secondary:,.1f} ms"
+    if reign.cohort:
+        figure += f" ({reign.cohort})"
+    until = (
+        f"until {reign.until:%Y-%m-%d}, dethroned by {reign.dethroned_by.public_id}"
+        if reign.until and reign.dethroned_by
+        else "holds it"
+    )
+    return (
+        f"{reign.benchmark.model.canonical_id}<br>{figure}<br>"
+        f"benchmark {reign.benchmark.public_id}<br>since {reign.since:%Y-%m-%d}, {until}"
+    )
+
+
+def crown_timeline(history, now) -> Chart:
+    """Who held one crown of a class when: the crown's figure as a step line through time, a
+    point per reign coloured by model, hover naming the benchmark that took it and when."""
+    reigns = list(history.reigns)
+    axis = history.axis
+    unit = axis.unit
+    end = max(now, reigns[-1].since)
+    models = list(dict.fromkeys(reign.benchmark.model.canonical_id for reign in reigns))
+    figure = _empty_figure(
+        xaxis={"type": "date", "title": {"text": "held from"}},
+        yaxis={
+            "title": {"text": unit if unit != "points" else "composite"},
+            "rangemode": "tozero",
+        },
+        showlegend=len(models) > 1,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[reign.since.isoformat() for reign in reigns] + [end.isoformat()],
+            y=[round(reign.value, 2) for reign in reigns] + [round(reigns[-1].value, 2)],
+            mode="lines",
+            line={"shape": "hv", "color": EXCLUDED_COLOUR, "width": 2},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    for index, model in enumerate(models):
+        held = [reign for reign in reigns if reign.benchmark.model.canonical_id == model]
+        figure.add_trace(
+            go.Scatter(
+                x=[reign.since.isoformat() for reign in held],
+                y=[round(reign.value, 2) for reign in held],
+                mode="markers",
+                name=model,
+                marker={
+                    "size": 11,
+                    "color": SERIES_COLOURS[index % len(SERIES_COLOURS)],
+                    "line": {"width": 1, "color": "#ffffff"},
+                },
+                text=[_reign_text(reign, unit) for reign in held],
+                hovertemplate="%{text}<extra></extra>",
+            )
+        )
+    return Chart(
+        f"crown-{axis.value.replace('_', '-')}",
+        f"{history.title}: who held the crown",
+        "Each point is a benchmark taking the crown; the line is the figure to beat over time.",
+        figure.to_plotly_json(),
+    )
