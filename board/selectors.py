@@ -191,6 +191,20 @@ def classes_with_benchmarks() -> set[int]:
     return set(Benchmark.objects.public().values_list("hardware_class_id", flat=True).distinct())
 
 
+def picker_classes() -> tuple[list[HardwareClass], set[int]]:
+    """The board's class picker: the Spark presets always (greyed out while empty), the other
+    classes once they hold a public benchmark, in board order (Spark by node count, the others
+    by their best throughput, Unlabeled last); and the ids of the classes holding one."""
+    occupied = classes_with_benchmarks()
+    listed = [
+        cls
+        for cls in hardware_classes().select_related("summary")
+        if cls.pk in occupied or (cls.preset and cls.family == Family.DGX_SPARK)
+    ]
+    listed.sort(key=_board_order)
+    return listed, occupied
+
+
 def hardware_class(slug: str) -> HardwareClass | None:
     return HardwareClass.objects.listed().filter(slug=slug).first()
 
@@ -736,3 +750,13 @@ def benchmark_commands(view: "BenchmarkView") -> dict | None:
             model_file=_gguf_file(extras.get("weights_per_file") if extras else None),
         ),
     }
+
+
+def crowns_held(benchmark: Benchmark) -> list[str]:
+    """The titles of the class-wide crowns this benchmark holds, in axis order (one query)."""
+    held = set(
+        Champion.objects.filter(benchmark=benchmark, model__isnull=True).values_list(
+            "axis", flat=True
+        )
+    )
+    return [AXIS_TITLES[axis] for axis in Axis if axis.value in held]

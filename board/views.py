@@ -1,6 +1,8 @@
 """Public pages of the board: server-rendered, readable without JavaScript, every query count
 fixed whatever the number of rows shown."""
 
+import json
+
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404
@@ -9,7 +11,6 @@ from django.utils import timezone
 
 from board import glossary, methodology, selectors
 from board.charts import comparison_chart, crown_timeline, perf_charts
-from board.hardware import Family
 from board.models import Badge, SuiteKind
 from board.public import public_evidence
 from board.selectors import BenchmarkView
@@ -46,21 +47,7 @@ def home(request):
         search=filters["q"] or None,
     )
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
-    occupied = selectors.classes_with_benchmarks()
-    # The Spark presets are always listed (greyed out while empty); other classes once they
-    # hold a benchmark. Order: Spark by node count, the others, Unlabeled last.
-    listed = [
-        cls
-        for cls in selectors.hardware_classes()
-        if cls.pk in occupied or (cls.preset and cls.family == Family.DGX_SPARK)
-    ]
-    listed.sort(
-        key=lambda cls: (
-            0 if cls.family == Family.DGX_SPARK else 2 if cls.family == Family.UNLABELED else 1,
-            cls.device_count if cls.family == Family.DGX_SPARK else 0,
-            cls.name.lower(),
-        )
-    )
+    listed, occupied = selectors.picker_classes()
     classes = [{"cls": cls, "empty": cls.pk not in occupied} for cls in listed]
     cards = selectors.crown_cards_by_class(cls.pk for cls in listed)
     # The cards of the class picked; with none picked, of the first class (board order) that
@@ -207,6 +194,7 @@ def benchmark_page(request, benchmark_id: str):
             "charts": perf_charts(detail.cohorts),
             "commands": selectors.benchmark_commands(detail),
             "reproduction": selectors.benchmark_reproductions(benchmark),
+            "crowns": selectors.crowns_held(benchmark),
             "modalities": [
                 (kind.label, benchmark.modalities.get(kind.value)) for kind in MODALITIES
             ],
@@ -303,8 +291,8 @@ def _recipe_rows(a: BenchmarkView, b: BenchmarkView) -> list[dict]:
         return [
             {
                 "name": name.replace("_", " "),
-                "a": getattr(spec_a, name),
-                "b": getattr(spec_b, name),
+                "a": _shown(getattr(spec_a, name)),
+                "b": _shown(getattr(spec_b, name)),
                 "differs": name in differing,
             }
             for name in RECIPE_FIELDS
@@ -322,6 +310,13 @@ def _recipe_rows(a: BenchmarkView, b: BenchmarkView) -> list[dict]:
 
 
 RECIPE_FIELDS = ("engine", "image", "image_digest", "drafter", "context_len")
+
+
+def _shown(value):
+    """A recipe field as a cell shows it: the drafter as compact JSON, not a Python repr."""
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+    return value
 
 
 def compare(request):
