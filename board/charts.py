@@ -274,26 +274,34 @@ def _reign_text(reign, unit: str) -> str:
     )
 
 
-def crown_timeline(history, now) -> Chart:
-    """Who held one crown of a class when: the crown's figure as a step line through time, a
-    point per reign coloured by model, hover naming the benchmark that took it and when."""
+def crown_timeline(history) -> Chart:
+    """Who held one crown of a class, in the order it changed hands: a step line through the
+    figure to beat, a point per reign coloured by model, the date it was taken under each point
+    and the hover naming the benchmark and who took the crown from it. Reigns sit evenly apart
+    (a crown can change hands twice in an hour and then hold for months); the dates say when."""
     reigns = list(history.reigns)
     axis = history.axis
     unit = axis.unit
-    end = max(now, reigns[-1].since)
+    positions = list(range(len(reigns)))
     models = list(dict.fromkeys(reign.benchmark.model.canonical_id for reign in reigns))
     figure = _empty_figure(
-        xaxis={"type": "date", "title": {"text": "held from"}},
+        xaxis={
+            "title": {"text": "taken on"},
+            "tickvals": positions,
+            "ticktext": [f"{reign.since:%Y-%m-%d}" for reign in reigns],
+            "range": [-0.5, len(reigns) - 0.5],
+            "zeroline": False,
+        },
         yaxis={
             "title": {"text": unit if unit != "points" else "composite"},
             "rangemode": "tozero",
         },
-        showlegend=len(models) > 1,
+        showlegend=True,
     )
     figure.add_trace(
         go.Scatter(
-            x=[reign.since.isoformat() for reign in reigns] + [end.isoformat()],
-            y=[round(reign.value, 2) for reign in reigns] + [round(reigns[-1].value, 2)],
+            x=[-0.5, *positions, len(reigns) - 0.5],
+            y=[round(r.value, 2) for r in (reigns[0], *reigns, reigns[-1])],
             mode="lines",
             line={"shape": "hv", "color": EXCLUDED_COLOUR, "width": 2},
             hoverinfo="skip",
@@ -301,25 +309,27 @@ def crown_timeline(history, now) -> Chart:
         )
     )
     for index, model in enumerate(models):
-        held = [reign for reign in reigns if reign.benchmark.model.canonical_id == model]
+        held = [
+            (p, r)
+            for p, r in zip(positions, reigns, strict=True)
+            if r.benchmark.model.canonical_id == model
+        ]
         figure.add_trace(
             go.Scatter(
-                x=[reign.since.isoformat() for reign in held],
-                y=[round(reign.value, 2) for reign in held],
-                mode="markers",
+                x=[position for position, _ in held],
+                y=[round(reign.value, 2) for _, reign in held],
+                mode="markers+text",
                 name=model,
-                marker={
-                    "size": 11,
-                    "color": SERIES_COLOURS[index % len(SERIES_COLOURS)],
-                    "line": {"width": 1, "color": "#ffffff"},
-                },
-                text=[_reign_text(reign, unit) for reign in held],
-                hovertemplate="%{text}<extra></extra>",
+                marker={"size": 12, "color": SERIES_COLOURS[index % len(SERIES_COLOURS)]},
+                text=[f"{reign.value:,.0f}" for _, reign in held],
+                textposition="top center",
+                customdata=[_reign_text(reign, unit) for _, reign in held],
+                hovertemplate="%{customdata}<extra></extra>",
             )
         )
     return Chart(
         f"crown-{axis.value.replace('_', '-')}",
         f"{history.title}: who held the crown",
-        "Each point is a benchmark taking the crown; the line is the figure to beat over time.",
+        "Each point is a benchmark taking the crown, in the order the crown changed hands.",
         figure.to_plotly_json(),
     )

@@ -7,7 +7,6 @@ from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
-from django.utils import timezone
 
 from board import glossary, methodology, selectors
 from board.charts import comparison_chart, crown_timeline, perf_charts
@@ -90,7 +89,6 @@ def hardware_page(request, slug: str):
     queryset = selectors.benchmarks(hardware=slug)
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
     histories = selectors.crown_histories(hardware_class)
-    now = timezone.now()
     return render(
         request,
         "board/hardware.html",
@@ -98,7 +96,7 @@ def hardware_page(request, slug: str):
             "hardware_class": hardware_class,
             "crown_cards": selectors.crown_cards(hardware_class),
             "histories": [
-                {"history": history, "chart": crown_timeline(history, now)} for history in histories
+                {"history": history, "chart": crown_timeline(history)} for history in histories
             ],
             "page": page,
             "query": _query_without_page(request),
