@@ -287,7 +287,7 @@ class Run(models.Model):
 
 
 class Result(models.Model):
-    # The row keys of protocol.md §4.4 kept as columns; any other key lands in `extras`.
+    # The row keys of docs/protocol.md §Result rows kept as columns; any other key lands in `extras`.
     ROW_FIELDS = (
         "case_id",
         "category",

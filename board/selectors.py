@@ -31,7 +31,7 @@ TRUE_WORDS = ("1", "true", "yes")
 
 
 def commit_summary(run_id: str) -> dict:
-    """The extra fields of a final-submit answer (protocol.md §3.3 Decision)."""
+    """The extra fields of a final-submit answer (docs/protocol.md §The final)."""
     run = Run.objects.select_related("benchmark").get(run_id=run_id)
     return {
         "trust_tier": run.trust,

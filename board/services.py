@@ -1,5 +1,5 @@
 """Writes of the board: recording committed runs, their benchmarks, cohorts and scores, and
-rewriting a benchmark's summary whenever one of its runs changes (design.md §3.3–§3.7)."""
+rewriting a benchmark's summary whenever one of its runs changes (docs/trust-and-ranking.md, docs/cohorts.md)."""
 
 import hashlib
 import json
@@ -62,7 +62,7 @@ class BundleRuleError(ValueError):
 
 
 def check_bundle(*, board: str, bundle: dict) -> None:
-    """Board rules a bundle must pass before it is committed (design.md §3.7 rule 1)."""
+    """Board rules a bundle must pass before it is committed (docs/cohorts.md §Validation)."""
     if board != "perf":
         return
     try:
@@ -169,7 +169,7 @@ def _text(value) -> str:
 
 
 def _serving_binding(bundle: dict, recipe: dict | None, weights_hash: str) -> tuple[bool, str]:
-    """design.md §3.3 rule 3: did the pod serve the weights itself, or bind an endpoint to them?"""
+    """docs/trust-and-ranking.md §Attestation: did the pod serve the weights itself, or bind an endpoint to them?"""
     if recipe is not None and recipe.get("serve_mode") != "endpoint":
         return True, AttestationMethod.HF_PULL_SERVED
     fingerprint = bundle.get("endpoint_fingerprint")
@@ -195,7 +195,7 @@ def _serving_binding(bundle: dict, recipe: dict | None, weights_hash: str) -> tu
 
 
 def decide_trust(run: Run) -> str:
-    """design.md §3.3: attested only when the weights verified, the serving is bound to them and
+    """docs/trust-and-ranking.md §Attestation: attested only when the weights verified, the serving is bound to them and
     the run is neither local nor frontier; pending while the weight check runs."""
     if run.target_class in ("local_weights", "remote_api") or not run.attestation_method:
         return Trust.SELF_REPORTED
@@ -387,7 +387,7 @@ def hardware_class_for(spec: HardwareClassSpec) -> HardwareClass:
 
 
 def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
-    """design.md §3.1: canonical id = hf_repo lowercased when known, else the declared name."""
+    """docs/trust-and-ranking.md §Models: canonical id = hf_repo lowercased when known, else the declared name."""
     canonical = hf_repo.strip().lower() if hf_repo else model_name.strip()
     bench_model, _ = BenchModel.objects.get_or_create(
         canonical_id=storable(canonical)[:300],
@@ -531,7 +531,7 @@ def _resumed_benchmark(
 
 
 def refresh_benchmark(benchmark_id: int) -> Benchmark:
-    """Rewrite a benchmark's summary from its runs (design.md §3.5–§3.7). Call inside a
+    """Rewrite a benchmark's summary from its runs (docs/trust-and-ranking.md §Benchmarks, docs/cohorts.md). Call inside a
     transaction holding the benchmark's row lock."""
     benchmark = Benchmark.objects.select_related("hardware_class", "model", "recipe").get(
         pk=benchmark_id

@@ -252,7 +252,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.server": {"level": "WARNING"}},
+    "loggers": {
+        "django.server": {"level": "WARNING"},
+        # Eager tasks (the embedded default) would print a line per task into `make run`.
+        **({"celery.app.trace": {"level": "WARNING"}} if CELERY_TASK_ALWAYS_EAGER else {}),
+    },
 }
 
 # Weight checks: Hugging Face unreachable → retry with backoff for 24 h, then unverifiable.

@@ -1,4 +1,4 @@
-"""Writes of the pod channel: enrolment, sessions, checkpoints and commits (protocol.md §3).
+"""Writes of the pod channel: enrolment, sessions, checkpoints and commits (docs/protocol.md §Routes).
 
 Each public function takes the raw request body and returns an `Outcome` or raises `Refusal`;
 the views only read bodies and write answers. Evidence (the raw body) is stored before anything

@@ -1,4 +1,4 @@
-"""The weight check of a committed run (design.md §3.4): recompute the manifest hash, resolve the
+"""The weight check of a committed run (docs/trust-and-ranking.md §The weight check): recompute the manifest hash, resolve the
 commit, ask Hugging Face (through a per-commit cache in the database), compare file by file,
 check the drafter, and hand the verdict to the board."""
 

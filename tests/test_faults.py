@@ -1,4 +1,4 @@
-"""Storage failing under the pod channel (design.md §5 "nothing is lost"): the database failing
+"""Storage failing under the pod channel (docs/protocol.md §Evidence and the ingest log: "nothing is lost"): the database failing
 mid-commit and the blob store being unavailable answer 503 UNAVAILABLE, leave no partial run and
 keep the session open, so the pod's retry of the same final commits once."""
 

@@ -1,4 +1,4 @@
-"""The pod channel end to end (protocol.md §3): a pod with a real key enrolls, opens sessions,
+"""The pod channel end to end (docs/protocol.md §Routes): a pod with a real key enrolls, opens sessions,
 sends checkpoints and finals to the live board over HTTP, and reads back what was stored."""
 
 import hashlib
