@@ -29,7 +29,8 @@ PUBLIC_BUNDLE_SCHEMA = "aeon-public-bundle-v1"
 
 
 def public_bundle(run: Run) -> dict:
-    """The copy of a run's bundle anyone may download: every result and figure as the read API
+    """The copy of a run's bundle anyone may download (docs/website.md §Bundles to download):
+    every result and figure as the read API
     publishes them (recipes and extras scrubbed, evidence masked), beside the sha256 of the signed
     original that moderators keep. Not signed: scrubbing changes the bytes."""
     from board.serializers import RunSerializer  # it imports this module

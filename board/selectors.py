@@ -614,7 +614,7 @@ def _champion_diffs(recipe: Recipe, published) -> list[dict]:
     ]
 
 
-# --- pages: crowns as cards, histories as timelines (docs/champions.md) -------------------------
+# --- pages: crowns as cards, histories as timelines (docs/website.md §Pages) ---------------------
 
 AXIS_TITLES = {
     Axis.THROUGHPUT: "Throughput",
@@ -717,7 +717,7 @@ def benchmark_reproductions(benchmark: Benchmark) -> dict | None:
 
 def benchmark_commands(view: "BenchmarkView") -> dict | None:
     """The commands that reproduce a benchmark's recipe with its model at the commit measured
-    (docs/recipes.md, "Commands"); None without a recipe or a Hugging Face repository."""
+    (docs/recipes.md §Commands); None without a recipe or a Hugging Face repository."""
     benchmark, run = view.benchmark, view.core_run
     recipe = benchmark.recipe
     if recipe is None or not benchmark.model.hf_repo:
