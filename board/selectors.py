@@ -760,3 +760,20 @@ def crowns_held(benchmark: Benchmark) -> list[str]:
         )
     )
     return [AXIS_TITLES[axis] for axis in Axis if axis.value in held]
+
+
+def model_crowns(bench_model: BenchModel) -> list[dict]:
+    """Per hardware class (board order) the crowns of one model there: which of its benchmarks
+    and recipes is best on each axis (docs/champions.md §Crowns). One query."""
+    by_class: dict[int, dict] = {}
+    for crown in Champion.objects.filter(model=bench_model).select_related(
+        "hardware_class", "hardware_class__summary"
+    ):
+        entry = by_class.setdefault(
+            crown.hardware_class_id, {"cls": crown.hardware_class, "axes": {}}
+        )
+        entry["axes"][crown.axis] = crown.summary
+    rows = sorted(by_class.values(), key=lambda entry: _board_order(entry["cls"]))
+    for row in rows:
+        row["cards"] = [CrownCard(axis, row["axes"].get(axis.value)) for axis in Axis]
+    return rows

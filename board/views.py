@@ -163,6 +163,7 @@ def model_page(request, canonical_id: str):
             "benchmarks": benchmarks,
             "category_names": category_names,
             "speed": speed,
+            "crowns": selectors.model_crowns(bench_model),
             "badge_labels": BADGE_LABELS,
         },
     )
