@@ -362,8 +362,15 @@ def recipe_page(request, recipe_id: str):
     usage = selectors.recipe_usage(recipe_id[:64])
     if usage is None:
         raise Http404("no such recipe")
+    served = usage.benchmarks
     return render(
         request,
         "board/recipe.html",
-        {"usage": usage, "recipe_json": usage.recipe.public_json(), "badge_labels": BADGE_LABELS},
+        {
+            "usage": usage,
+            "recipe_json": usage.recipe.public_json(),
+            "models": list(dict.fromkeys(b.model.canonical_id for b in served)),
+            "classes": list({b.hardware_class.slug: b.hardware_class for b in served}.values()),
+            "badge_labels": BADGE_LABELS,
+        },
     )
