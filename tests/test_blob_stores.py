@@ -230,11 +230,9 @@ def test_a_refused_bundle_is_kept_in_quarantine_in_the_store(evidence, pod):
 
 
 def store_readiness(client) -> tuple[int, str]:
-    """/readyz's status and its verdict on the evidence store (named `blob_store` since the
-    probe lists every part, `storage` before)."""
+    """/readyz's status and its verdict on the evidence store."""
     answer = client.get("/readyz")
-    checks = answer.json()["checks"]
-    return answer.status_code, checks.get("blob_store", checks.get("storage"))
+    return answer.status_code, answer.json()["checks"]["blob_store"]
 
 
 def test_readiness_reports_whether_the_store_answers(evidence, client, tmp_path):
