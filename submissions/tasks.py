@@ -3,7 +3,11 @@
 from celery import shared_task
 from django.conf import settings
 
-from submissions.weight_checks import WeightCheckDeferred, check_run_weights
+from submissions.weight_checks import (
+    WeightCheckDeferred,
+    check_run_weights,
+    overdue_pending_run_ids,
+)
 
 
 @shared_task(bind=True, max_retries=None, acks_late=True)
@@ -16,3 +20,12 @@ def verify_weights(self, run_id: str, force: bool = False) -> str:
             # No inline retry loop in eager mode; `manage.py check_weights --pending` sweeps.
             return "pending"
         raise self.retry(countdown=deferred.countdown) from None
+
+
+@shared_task
+def sweep_pending_weight_checks() -> int:
+    """The beat's sweep (docs/operations.md §Background work): send overdue checks again."""
+    run_ids = overdue_pending_run_ids()
+    for run_id in run_ids:
+        verify_weights.delay(run_id)
+    return len(run_ids)

@@ -34,6 +34,15 @@ class WeightCheckDeferred(Exception):
         self.countdown = countdown
 
 
+def overdue_pending_run_ids() -> list[str]:
+    """Runs still pending long after their checks should have ended (a lost enqueue, a broker
+    restart without persistence): the beat sends their checks again. A check sent twice is
+    harmless: the verdict is recorded once and the Hub's answer is cached per commit."""
+    overdue = timezone.now() - timedelta(seconds=2 * settings.AEON_WEIGHT_RETRY_MAX_SECONDS)
+    pending = Run.objects.filter(verification=Verification.PENDING, committed_at__lt=overdue)
+    return list(pending.values_list("run_id", flat=True)[:1000])
+
+
 def hub_answer(repo: str, commit: str) -> HubAnswer:
     """The Hub's weight files of `repo` at `commit`, asked once per commit and then cached.
     Raises HubRefused (cached for AEON_HF_REFUSED_CACHE_SECONDS: access can be granted later)
