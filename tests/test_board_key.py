@@ -116,9 +116,7 @@ def test_only_development_has_a_default_key_file(tmp_path):
     assert configured == repr("/srv/keys/board.pem")
 
 
-def test_development_makes_its_own_default_key_on_demand_and_nothing_else_does(
-    tmp_path, settings
-):
+def test_development_makes_its_own_default_key_on_demand_and_nothing_else_does(tmp_path, settings):
     data_dir = tmp_path / "data"
     default = data_dir / "board-key.pem"
     settings.DATA_DIR = data_dir
