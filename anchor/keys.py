@@ -1,11 +1,13 @@
 """The board's own ed25519 signing key (docs/trust-anchor.md §The board key).
 
 The key lives in a PEM file (PKCS8, unencrypted) named by `AEON_BOARD_KEY_FILE`. Development
-defaults it to `DATA_DIR/board-key.pem`; production has no default and never makes one on its
-own: `manage.py create_board_key` is the only thing that writes a key, and it never overwrites.
+defaults it to `DATA_DIR/board-key.pem` and makes that key on demand; any other configuration
+has no default and never makes one on its own: `manage.py create_board_key` writes it, and never
+overwrites.
 """
 
 import base64
+import logging
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,6 +19,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 from django.conf import settings
+
+logger = logging.getLogger("aeon.anchor")
+DEVELOPMENT_KEY_NAME = "board-key.pem"
 
 
 class BoardKeyError(Exception):
@@ -60,6 +65,8 @@ def load_board_key(path: Path | None = None) -> BoardKey:
     try:
         stat = path.stat()
     except FileNotFoundError:
+        if _development_default(path):
+            return _make_development_key(path)
         raise BoardKeyError(
             f"board signing key file {path} does not exist: create it with "
             f"`manage.py create_board_key --path {path}` (AEON_BOARD_KEY_FILE)"
@@ -67,6 +74,23 @@ def load_board_key(path: Path | None = None) -> BoardKey:
     except OSError as exc:
         raise BoardKeyError(f"board signing key file {path} cannot be read: {exc}") from None
     return _load(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def _development_default(path: Path) -> bool:
+    """The development configuration's own key file (never a configured one, never production)."""
+    return bool(getattr(settings, "DEVELOPMENT", False)) and path == Path(settings.DATA_DIR) / (
+        DEVELOPMENT_KEY_NAME
+    )
+
+
+def _make_development_key(path: Path) -> BoardKey:
+    """Development may make its key on demand under the data folder, and says so."""
+    try:
+        key = create_key_file(path)
+    except FileExistsError:  # made meanwhile by another process
+        return load_board_key(path)
+    logger.warning("development: made the board key %s (public key %s)", path, key.public_key_b64)
+    return key
 
 
 @lru_cache(maxsize=4)

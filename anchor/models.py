@@ -11,7 +11,23 @@ signed or a moderator has done must survive that.
 from django.db import models
 
 
-class RunManifest(models.Model):
+class AppendOnly(models.Model):
+    """Rows written once: saving an existing row or deleting one is refused in code (the admin
+    offers neither)."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ValueError(f"{type(self).__name__} rows are never rewritten")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError(f"{type(self).__name__} rows are never deleted")
+
+
+class RunManifest(AppendOnly):
     """One signed version of a run's manifest.
 
     `document` is the exact canonical JSON that was signed (protocol: sorted keys, compact
@@ -51,7 +67,7 @@ class ModerationAction(models.TextChoices):
     CLEAR_SECRET_HOLD = "clear_secret_hold", "cleared a secret-detected hold"
 
 
-class AuditEntry(models.Model):
+class AuditEntry(AppendOnly):
     """One moderator action: who, when, what, on which target, why, and what it did.
 
     The current state lives elsewhere (`board.ModerationFlag` for flags, the key's status, the
@@ -74,7 +90,7 @@ class AuditEntry(models.Model):
         return f"{self.at:%Y-%m-%d %H:%M} {self.moderator} {self.action} {self.target_id}"
 
 
-class AuditSubject(models.Model):
+class AuditSubject(AppendOnly):
     """A benchmark an action concerns (a key's revocation concerns every benchmark of the key):
     the benchmark page lists the actions through these rows."""
 

@@ -9,7 +9,7 @@ nothing.
 import json
 import logging
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from anchor.keys import BoardKeyError, load_board_key
@@ -101,8 +101,14 @@ def sign_at_commit(run_id: str) -> RunManifest | None:
     except BoardKeyError as exc:
         logger.error("run %s committed without a signed manifest: %s", run_id, exc)
         return None
-    with transaction.atomic():
-        return _issue(run_id, {"kind": "commit"}, board_key)
+    try:
+        with transaction.atomic():  # a savepoint: a failure here leaves the commit intact
+            return _issue(run_id, {"kind": "commit"}, board_key)
+    except DatabaseError:
+        raise  # the commit itself cannot go on; the pod's retry succeeds
+    except Exception:
+        logger.exception("run %s committed without a signed manifest", run_id)
+        return None
 
 
 def reissue_manifests(run_ids, *, cause: dict) -> dict[str, int]:

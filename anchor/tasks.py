@@ -4,6 +4,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from anchor import services
+from board.services import bump_generation
 
 
 @shared_task(
@@ -16,4 +17,7 @@ from anchor import services
 def key_revoked(fingerprint: str) -> int:
     """A key was revoked (by a moderator or by its forgery count): every manifest of its runs
     says so in a new version. Returns the number of versions issued."""
-    return len(services.manifests_of_key(fingerprint, cause={"kind": "key_revoked"}))
+    issued = services.manifests_of_key(fingerprint, cause={"kind": "key_revoked"})
+    if issued:  # benchmark pages list the latest versions
+        bump_generation()
+    return len(issued)

@@ -114,3 +114,24 @@ def test_only_development_has_a_default_key_file(tmp_path):
         }
     )
     assert configured == repr("/srv/keys/board.pem")
+
+
+def test_development_makes_its_own_default_key_on_demand_and_nothing_else_does(tmp_path, settings):
+    data_dir = tmp_path / "data"
+    default = data_dir / "board-key.pem"
+    settings.DATA_DIR = data_dir
+    settings.AEON_BOARD_KEY_FILE = str(default)
+
+    settings.DEVELOPMENT = False  # production: the same path is never made silently
+    with pytest.raises(BoardKeyError, match="does not exist"):
+        load_board_key()
+    assert not default.exists()
+
+    settings.DEVELOPMENT = True
+    made = load_board_key()
+    assert default.exists()
+    assert load_board_key().public_key_b64 == made.public_key_b64  # made once, then kept
+
+    settings.AEON_BOARD_KEY_FILE = str(tmp_path / "elsewhere.pem")  # a configured path: never
+    with pytest.raises(BoardKeyError):
+        load_board_key()

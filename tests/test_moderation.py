@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from anchor.models import AuditEntry, ModerationAction, RunManifest
 from board.models import Benchmark, BoardGeneration, HoldClearance, ModerationFlag, Run
@@ -63,7 +64,8 @@ def generation() -> int:
 
 
 def log_on_page(staff, public_id: str) -> str:
-    page = staff.get(f"/benchmarks/{public_id}/")
+    """The benchmark page as any visitor sees it (not the moderator's session)."""
+    page = Client().get(f"/benchmarks/{public_id}/")
     assert page.status_code == 200
     return page.content.decode()
 
@@ -259,6 +261,26 @@ def test_clearing_a_secret_hold_publishes_the_run_and_survives_a_rebuild(pod, bo
     # Clearing again is refused: nothing is held.
     act(staff, "/admin/board/run/", "clear_secret_holds", [Run.objects.get(run_id=held.run_id).pk])
     assert AuditEntry.objects.count() == 1
+
+
+def test_clearing_the_holds_of_a_benchmark_publishes_it(pod, board_url, staff):
+    prefill_hub_cache()
+    job = core_job(GEMMA_816, started="2026-10-03T09:00:00Z")
+    for _, _, _, bundle in job:
+        bundle["environment"]["note"] = f"token {HF_TOKEN}"
+    answers = submit_job(pod, job)
+    public_id = Run.objects.get(run_id=answers[0].body["run_id"]).benchmark.public_id
+    assert Run.objects.filter(secret_detected=True, secret_cleared=False).count() == 2
+
+    act(staff, "/admin/board/benchmark/", "clear_benchmark_holds", [benchmark_pk(public_id)])
+
+    assert not Run.objects.filter(secret_detected=True, secret_cleared=False).exists()
+    assert read_api(board_url, f"/api/v1/benchmarks/{public_id}").status == 200
+    assert crown(board_url, SPARK, "throughput")["benchmark_id"] == public_id
+    assert AuditEntry.objects.filter(action="clear_secret_hold").count() == 2
+    page = log_on_page(staff, public_id)
+    assert page.count("cleared a secret-detected hold") == 2
+    assert HF_TOKEN not in page
 
 
 def test_an_action_without_a_reason_does_nothing(pod, staff):

@@ -6,7 +6,7 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from anchor.models import RunManifest
 from submissions.demo.loader import prefill_hub_cache
@@ -257,3 +257,28 @@ def test_a_key_revoked_by_its_forgery_count_is_named_in_new_manifest_versions(
         assert signed["change"]["fields"] == [
             {"field": "standing.pod_key", "from": "active", "to": "revoked"}
         ]
+
+
+def test_verify_manifests_checks_every_stored_version_and_finds_tampering(pod, board_url):
+    from anchor.moderation import flag_run
+
+    runs = submit_gemma(pod)
+    run_id = next(iter(runs))
+    flag_run(moderator="mod", run_id=run_id, flagged=True, reason="check")
+    out = StringIO()
+    call_command("verify_manifests", stdout=out)
+    assert f"{RunManifest.objects.count()} manifest version(s) verified" in out.getvalue()
+    call_command("verify_manifests", "--sample", "1", stdout=StringIO())
+
+    # A silent rewrite of a stored version is caught: the signature no longer verifies.
+    first = RunManifest.objects.get(run_id=run_id, version=1)
+    RunManifest.objects.filter(pk=first.pk).update(
+        document=first.document.replace('"run_flagged":false', '"run_flagged":true')
+    )
+    # A removed version breaks the chain.
+    RunManifest.objects.filter(run_id=run_id, version=2).delete()
+    errors = StringIO()
+    with pytest.raises(CommandError):
+        call_command("verify_manifests", stdout=StringIO(), stderr=errors)
+    assert f"{run_id} v1: signature does not verify" in errors.getvalue()
+    assert f"{run_id} v3: version chain has a gap" in errors.getvalue()
