@@ -212,9 +212,13 @@ def hardware_class(slug: str) -> HardwareClass | None:
 def hardware_classes_with_counts():
     """Every class with how many public and ranked benchmarks it holds, presets first."""
     public = Q(benchmarks__withheld=False)
-    return hardware_classes().annotate(
-        n_benchmarks=Count("benchmarks", filter=public),
-        n_ranked=Count("benchmarks", filter=public & Q(benchmarks__ranked=True)),
+    return (
+        hardware_classes()
+        .select_related("summary")
+        .annotate(
+            n_benchmarks=Count("benchmarks", filter=public),
+            n_ranked=Count("benchmarks", filter=public & Q(benchmarks__ranked=True)),
+        )
     )
 
 
