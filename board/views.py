@@ -67,6 +67,14 @@ def home(request):
             "classes": classes,
             "crowned_class": crowned,
             "crown_cards": cards.get(crowned.pk) if crowned else None,
+            # With no class picked: every crowned class's throughput crown, in board order.
+            "class_leaders": []
+            if filters["hardware"]
+            else [
+                {"cls": cls, "crown": cards[cls.pk][0].crown}
+                for cls in listed
+                if cls.pk in cards and cards[cls.pk][0].crown
+            ],
             "query": _query_without_page(request),
             "badge_labels": BADGE_LABELS,
             **filters,
