@@ -3,7 +3,8 @@
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Min, Prefetch, Q
+from django.db.models import Count, F, Max, Min, Prefetch, Q, Window
+from django.db.models.functions import Coalesce, RowNumber
 
 from board.champions import Axis, Reproduction, Spread
 from board.hardware import Family, HardwareClassSpec, board_order_key, normalise_label
@@ -187,8 +188,14 @@ def hardware_classes():
 
 
 def classes_with_benchmarks() -> set[int]:
-    """Ids of the hardware classes holding at least one public benchmark (one query)."""
-    return set(Benchmark.objects.public().values_list("hardware_class_id", flat=True).distinct())
+    """Ids of the hardware classes holding at least one public benchmark, from the class
+    summaries (a read model): one query of one row per class, whatever the number of
+    benchmarks."""
+    return set(
+        ClassSummary.objects.filter(benchmark_count__gt=0).values_list(
+            "hardware_class_id", flat=True
+        )
+    )
 
 
 def picker_classes() -> tuple[list[HardwareClass], set[int]]:
@@ -210,14 +217,15 @@ def hardware_class(slug: str) -> HardwareClass | None:
 
 
 def hardware_classes_with_counts():
-    """Every class with how many public and ranked benchmarks it holds, presets first."""
-    public = Q(benchmarks__withheld=False)
+    """Every class with how many public and ranked benchmarks it holds, presets first: the
+    counts come from the class summaries (a read model), never from counting benchmarks; the
+    summary rides along for the best throughput the index shows."""
     return (
         hardware_classes()
         .select_related("summary")
         .annotate(
-            n_benchmarks=Count("benchmarks", filter=public),
-            n_ranked=Count("benchmarks", filter=public & Q(benchmarks__ranked=True)),
+            n_benchmarks=Coalesce(F("summary__benchmark_count"), 0),
+            n_ranked=Coalesce(F("summary__ranked_count"), 0),
         )
     )
 
@@ -238,6 +246,59 @@ def models_with_counts(search: str | None = None):
             Q(canonical_id__icontains=search) | Q(display_name__icontains=search)
         )
     return queryset
+
+
+# (key, field, lowest wins): the speed figures a model page shows per hardware class
+SPEED_FIGURES = (("peak", "peak_tps", False), ("single", "single_stream_tps", False))
+SPEED_FIGURES += (("latency", "ttft_ms", True),)
+
+
+def model_speed_by_class(model: BenchModel) -> list[dict]:
+    """Per hardware class holding public benchmarks of `model` (latest first): how many, whether
+    any ranks, and the benchmark with the best peak, single-stream and latency figure among the
+    ranked ones (among all of them when none ranks). Five queries, whatever the number of
+    benchmarks: the database picks the best of each class."""
+    published = Benchmark.objects.public().filter(model=model)
+    counts = list(
+        published.order_by()
+        .values("hardware_class_id")
+        .annotate(
+            count=Count("pk"),
+            n_ranked=Count("pk", filter=Q(ranked=True)),
+            latest=Max("submitted_at"),
+        )
+        .order_by(F("latest").desc(nulls_last=True), "hardware_class_id")
+    )
+    classes = HardwareClass.objects.in_bulk([row["hardware_class_id"] for row in counts])
+    best: dict[tuple, Benchmark] = {}
+    for key, name, lowest in SPEED_FIGURES:
+        figure = F(name).asc() if lowest else F(name).desc()
+        order = [figure, F("submitted_at").desc(nulls_first=True), F("pk").desc()]
+        for benchmark in (
+            published.filter(**{f"{name}__isnull": False})
+            .annotate(
+                place=Window(
+                    RowNumber(), partition_by=[F("hardware_class_id"), F("ranked")], order_by=order
+                )
+            )
+            .filter(place=1)
+        ):
+            best[(benchmark.hardware_class_id, benchmark.ranked, key)] = benchmark
+    speed = []
+    for row in counts:
+        ranked = row["n_ranked"] > 0
+        figures = {
+            key: best.get((row["hardware_class_id"], ranked, key)) for key, *_ in SPEED_FIGURES
+        }
+        speed.append(
+            {
+                "cls": classes[row["hardware_class_id"]],
+                "ranked": ranked,
+                "count": row["count"],
+                **figures,
+            }
+        )
+    return speed
 
 
 def bench_model(canonical_id: str) -> BenchModel | None:

@@ -125,13 +125,6 @@ def models_index(request):
     )
 
 
-def _best(benchmarks, value, *, lowest: bool = False):
-    measured = [b for b in benchmarks if value(b) is not None]
-    if not measured:
-        return None
-    return (min if lowest else max)(measured, key=value)
-
-
 def model_page(request, canonical_id: str):
     bench_model = selectors.bench_model(canonical_id)
     if bench_model is None:
@@ -143,26 +136,7 @@ def model_page(request, canonical_id: str):
             if category["category"] not in category_names:
                 category_names.append(category["category"])
         benchmark.category_scores = {c["category"]: c for c in benchmark.categories}
-    by_class: dict[int, dict] = {}
-    for benchmark in benchmarks:
-        entry = by_class.setdefault(
-            benchmark.hardware_class_id, {"cls": benchmark.hardware_class, "benchmarks": []}
-        )
-        entry["benchmarks"].append(benchmark)
-    speed = []
-    for entry in by_class.values():
-        ranked = [b for b in entry["benchmarks"] if b.ranked]
-        pool = ranked or entry["benchmarks"]
-        speed.append(
-            {
-                "cls": entry["cls"],
-                "ranked": bool(ranked),
-                "count": len(entry["benchmarks"]),
-                "peak": _best(pool, lambda b: b.peak_tps),
-                "single": _best(pool, lambda b: b.single_stream_tps),
-                "latency": _best(pool, lambda b: b.ttft_ms, lowest=True),
-            }
-        )
+    speed = selectors.model_speed_by_class(bench_model)  # over all its benchmarks, not the list
     return render(
         request,
         "board/model.html",

@@ -166,19 +166,29 @@ class EmbeddedBoard:
 
 def start_board(data_dir: Path, *, make: bool = False, **env: str) -> EmbeddedBoard:
     """Start the board in a session of its own, as a terminal starts `make run`: either `make
-    run` itself, or its last two steps (migrate a fresh SQLite database, then `run_demo`)."""
+    run` itself, or its steps (migrate a fresh SQLite database, make the development board key,
+    then `run_demo`)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     environment = embedded_env(data_dir, port, **env)
     if make:
-        command = ["make", "--no-print-directory", "run"]
+        command = ["make", "--no-print-directory", "run"]  # it chooses development itself
     else:
+        environment["AEON_ENV"] = "development"  # as `make run` chooses it
         subprocess.run(
             [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
             cwd=ROOT,
             env=environment,
             check=True,
             timeout=300,
+        )
+        subprocess.run(
+            [sys.executable, "manage.py", "create_board_key", "--if-missing"],
+            cwd=ROOT,
+            env=environment,
+            check=True,
+            timeout=120,
+            capture_output=True,
         )
         command = [sys.executable, "manage.py", "run_demo", "--port", str(port)]
     log = data_dir / "make-run.log"
@@ -419,6 +429,10 @@ def test_stopping_make_run_leaves_no_process_behind(tmp_path, group):
     board = start_board(tmp_path / "board", make=True)
     try:
         board.wait_for("AEON Board is up", timeout=300)
+        # make run made the development board key under the data folder, and said so.
+        assert "board key created" in board.output
+        assert (board.data_dir / "board-key.pem").exists()
+        assert board.get("/.well-known/aeon-bench.json") == 200
         started = board.started_processes()
         assert any("runserver" in line for line in started.values()), started
         # A terminal's Ctrl-C sends SIGINT to the whole foreground group; a supervisor sends
@@ -435,7 +449,7 @@ def test_stopping_make_run_leaves_no_process_behind(tmp_path, group):
 @pytest.mark.parametrize(
     ("env", "limits"),
     [
-        ({}, "3000 1500 60"),
+        ({"AEON_ENV": "development"}, "3000 1500 60"),
         (
             {"AEON_ENV": "production", "SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "b.example"},
             "600 300 60",
