@@ -102,6 +102,7 @@ def hardware_page(request, slug: str):
         "board/hardware.html",
         {
             "hardware_class": hardware_class,
+            "canonical_url": _absolute(request, request.path),
             "crown_cards": selectors.crown_cards(hardware_class),
             "histories": [
                 {"history": history, "chart": crown_timeline(history)} for history in histories
@@ -374,6 +375,7 @@ def recipe_page(request, recipe_id: str):
         {
             "usage": usage,
             "recipe_json": usage.recipe.public_json(),
+            "canonical_url": _absolute(request, request.path),
             "models": list(dict.fromkeys(b.model.canonical_id for b in served)),
             "classes": list({b.hardware_class.slug: b.hardware_class for b in served}.values()),
             "badge_labels": BADGE_LABELS,
