@@ -218,10 +218,15 @@ def hardware_class(slug: str) -> HardwareClass | None:
 
 def hardware_classes_with_counts():
     """Every class with how many public and ranked benchmarks it holds, presets first: the
-    counts come from the class summaries (a read model), never from counting benchmarks."""
-    return hardware_classes().annotate(
-        n_benchmarks=Coalesce(F("summary__benchmark_count"), 0),
-        n_ranked=Coalesce(F("summary__ranked_count"), 0),
+    counts come from the class summaries (a read model), never from counting benchmarks; the
+    summary rides along for the best throughput the index shows."""
+    return (
+        hardware_classes()
+        .select_related("summary")
+        .annotate(
+            n_benchmarks=Coalesce(F("summary__benchmark_count"), 0),
+            n_ranked=Coalesce(F("summary__ranked_count"), 0),
+        )
     )
 
 

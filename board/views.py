@@ -67,6 +67,14 @@ def home(request):
             "classes": classes,
             "crowned_class": crowned,
             "crown_cards": cards.get(crowned.pk) if crowned else None,
+            # With no class picked: every crowned class's throughput crown, in board order.
+            "class_leaders": []
+            if filters["hardware"]
+            else [
+                {"cls": cls, "crown": cards[cls.pk][0].crown}
+                for cls in listed
+                if cls.pk in cards and cards[cls.pk][0].crown
+            ],
             "query": _query_without_page(request),
             "badge_labels": BADGE_LABELS,
             **filters,
@@ -94,6 +102,7 @@ def hardware_page(request, slug: str):
         "board/hardware.html",
         {
             "hardware_class": hardware_class,
+            "canonical_url": _absolute(request, request.path),
             "crown_cards": selectors.crown_cards(hardware_class),
             "histories": [
                 {"history": history, "chart": crown_timeline(history)} for history in histories
@@ -285,11 +294,24 @@ def _recipe_rows(a: BenchmarkView, b: BenchmarkView) -> list[dict]:
 RECIPE_FIELDS = ("engine", "image", "image_digest", "drafter", "context_len")
 
 
+def _recipe_diff(a: BenchmarkView, b: BenchmarkView) -> dict:
+    """What B's recipe adds, removes and changes against A's (recipes/diff.py), as a list."""
+    if a.benchmark.recipe is not None and b.benchmark.recipe is not None:
+        return diff_recipes(a.benchmark.recipe.public_spec(), b.benchmark.recipe.public_spec())
+    diff = diff_flags((a.recipe or {}).get("flags") or [], (b.recipe or {}).get("flags") or [])
+    diff["fields"] = []
+    diff["identical"] = not any(diff[key] for key in ("added", "removed", "changed"))
+    return diff
+
+
 def _shown(value):
     """A recipe field as a cell shows it: the drafter as compact JSON, not a Python repr."""
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True, separators=(", ", ": "))
     return value
+
+
+COMPARE_SUGGESTIONS = 11
 
 
 def compare(request):
@@ -299,12 +321,22 @@ def compare(request):
     }
     missing = [side for side, value in ids.items() if value and details[side] is None]
     a, b = details["a"], details["b"]
-    context = {"ids": ids, "a": a, "b": b, "missing": missing}
+    context = {"ids": ids, "a": a, "b": b, "missing": missing, "badge_labels": BADGE_LABELS}
+    if a and not b and not ids["b"]:
+        # Suggestions for B: the same model on the same class first, newest first.
+        context["suggestions"] = [
+            candidate
+            for candidate in selectors.benchmarks(
+                hardware=a.benchmark.hardware_class.slug, model=a.benchmark.model.canonical_id
+            )[:COMPARE_SUGGESTIONS]
+            if candidate.pk != a.benchmark.pk
+        ]
     if a and b:
         recipe_a, recipe_b = a.recipe or {}, b.recipe or {}
         context["flag_rows"] = _flag_rows(recipe_a.get("flags") or [], recipe_b.get("flags") or [])
         context["recipe_rows"] = _recipe_rows(a, b)
         context["recipe_ids"] = (a.benchmark.recipe_id, b.benchmark.recipe_id)
+        context["recipe_diff"] = _recipe_diff(a, b)
         names = []
         for side in (a, b):
             for category in side.benchmark.categories:
@@ -343,6 +375,7 @@ def recipe_page(request, recipe_id: str):
         {
             "usage": usage,
             "recipe_json": usage.recipe.public_json(),
+            "canonical_url": _absolute(request, request.path),
             "models": list(dict.fromkeys(b.model.canonical_id for b in served)),
             "classes": list({b.hardware_class.slug: b.hardware_class for b in served}.values()),
             "badge_labels": BADGE_LABELS,

@@ -302,6 +302,9 @@ def test_a_benchmark_page_carries_opengraph_tags_for_sharing(pod, client):
     assert "816.0 tok/s aggregate (coding @ c64)" in tags["description"]
     assert tags["url"].endswith(f"/benchmarks/{benchmark_id}/")
     assert '<meta name="twitter:card" content="summary">' in html
+    shared = client.get("/hardware/dgx-spark-x1/").content.decode()
+    assert '<meta property="og:title" content="Champions on Single DGX Spark">' in shared
+    assert '<meta property="og:url" content="http' in shared
 
 
 def test_an_excluded_cohort_is_drawn_apart_and_explained(pod, client):

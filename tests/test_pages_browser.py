@@ -16,6 +16,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import override_settings, setup_databases, teardown_databases
 
+from board.models import Badge
+from board.perf import CohortMark
 from recipes.scrub import scrub_recipe
 from submissions.demo.bundles import DEMO_MODELS, RECIPE_HISTORY, TEXT_SUITE_ID, job_bundles
 from submissions.demo.loader import prefill_hub_cache
@@ -41,6 +43,7 @@ CSP_PROBE = (
     "'CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
 )
 DESKTOP = {"width": 1280, "height": 900}
+RAW_CODES = [code for code in [*Badge.values, *CohortMark] if "_" in code]
 PHONE = {"width": 390, "height": 844}
 
 
@@ -236,6 +239,11 @@ def test_every_page_loads_clean(browser, demo_board, scheme, viewport):
             continue
         if visit.page.locator(".chart").count():
             charts_drawn(visit.page)
+        # Badges and cohort marks read in words: no raw code is shown unexplained (the
+        # methodology names the codes on purpose, beside what they mean).
+        text = visit.page.locator("main").inner_text()
+        shown = [code for code in RAW_CODES if code in text and name != "methodology"]
+        assert shown == [], (name, shown)
         # Usable on a phone: the page itself never scrolls sideways (wide tables scroll in
         # their own box), and the background follows the theme.
         overflow = visit.page.evaluate(
