@@ -25,6 +25,7 @@ run test bench bench-reads: export AEON_ENV = development
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py create_board_key --if-missing
 	exec $(PY) manage.py run_demo --port $(PORT)
 
 # The production configuration on this machine, no containers (docs/operations.md §make prod):

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "submissions",
     "board",
     "recipes",
+    "anchor",
 ]
 
 MIDDLEWARE = [
@@ -132,6 +133,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
         }
     )
+
+# A read replica of the primary (docs/scale-out.md §Read replica): board reads go there, the pod
+# channel, transactions, tasks and migrations never do (config/dbrouter.py). Tests run against
+# the primary's test database by the same name on the replica's server.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0)
+    )
+    if DATABASES["replica"]["ENGINE"] == "django.db.backends.postgresql":
+        # An unreachable replica costs a request seconds, not minutes, then is skipped.
+        DATABASES["replica"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["config.dbrouter.ReplicaRouter"]
+    MIDDLEWARE.insert(0, "config.dbrouter.ReplicaReadsMiddleware")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -197,6 +213,11 @@ AEON_BLOB_DIR = Path(env_str("AEON_BLOB_DIR", str(DATA_DIR / "blobs")))
 AEON_S3_BUCKET = env_str("AEON_S3_BUCKET")
 AEON_S3_ENDPOINT_URL = env_str("AEON_S3_ENDPOINT_URL") or None
 AEON_S3_PREFIX = env_str("AEON_S3_PREFIX", "bundles/")
+AEON_S3_REGION = env_str("AEON_S3_REGION") or None  # else boto3's own (AWS_DEFAULT_REGION)
+if AEON_BLOB_BACKEND not in ("file", "s3"):
+    raise ImproperlyConfigured("AEON_BLOB_BACKEND must be file or s3")
+if AEON_BLOB_BACKEND == "s3" and not AEON_S3_BUCKET:
+    raise ImproperlyConfigured("AEON_BLOB_BACKEND=s3 needs AEON_S3_BUCKET")
 
 AEON_HF_ENDPOINT = env_str("AEON_HF_ENDPOINT", "https://huggingface.co")
 AEON_HF_TOKEN = env_str("AEON_HF_TOKEN") or None
@@ -208,6 +229,8 @@ AEON_RECIPE_IMAGES = [
 ]
 
 AEON_SITE_URL = env_str("AEON_SITE_URL", "")
+# The build the trust endpoints name (docs/trust-anchor.md); unset: a hash of the source files.
+AEON_BUILD_HASH = env_str("AEON_BUILD_HASH")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 
 # Cached read answers (board/answer_cache.py), keyed by the board's generation number:

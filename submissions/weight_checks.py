@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
+from anchor import services as anchor_services
 from board import services as board_services
 from board.models import Run, Verification
 from submissions.models import WeightCheckCache
@@ -123,6 +124,7 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
             attempts=attempts,
             checked_at=timezone.now(),
         )
+        anchor_services.after_weight_verdict(run_id, verdict)
         return verdict
 
     if (
