@@ -314,6 +314,69 @@ def test_a_backup_restored_into_a_scratch_database_answers_the_same_champions(st
     assert report["champions"]["/api/recipes/champions"]["same_as_live"] is True
 
 
+def test_caddy_in_front_refuses_large_bodies_as_json_and_drains_the_replica(stack, tmp_path):
+    """deploy/Caddyfile itself, served on loopback in front of the stack (no TLS here)."""
+    import shutil
+
+    caddy = shutil.which("caddy")
+    if caddy is None:
+        missing_service("needs caddy (apt-get install caddy)")
+    port = free_port()
+    env = os.environ | {
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "SITE_ADDRESS": f"http://127.0.0.1:{port}",
+        "AEON_UPSTREAMS": f"127.0.0.1:{urlsplit(stack.url).port}",
+        "ACME_EMAIL": "ops@board.example",
+        "CADDY_ADMIN": "off",
+    }
+    proxy = subprocess.Popen(
+        [caddy, "run", "--config", str(ROOT / "deploy" / "Caddyfile"), "--adapter", "caddyfile"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    drain = stack.data_dir / "draining"
+    try:
+        deadline = time.monotonic() + 30
+        while read_api_or_none(url, "/readyz") != 200:
+            assert time.monotonic() < deadline, "caddy never served the board"
+            time.sleep(0.2)
+        too_large = raw_post(url, "/api/v1/enroll", b"{" + b" " * (2 * 1024 * 1024) + b"}")
+        assert too_large[0] == 413
+        assert json.loads(too_large[1])["reason"] == "SIZE_EXCEEDED"
+
+        drain.write_text("")
+        deadline = time.monotonic() + 15
+        while (answer := read_api(url, "/api/v1/champions")).status == 200:
+            assert time.monotonic() < deadline, "caddy kept sending requests to a draining replica"
+            time.sleep(0.2)
+        assert answer.status == 503 and answer.body["reason"] == "UNAVAILABLE"
+    finally:
+        drain.unlink(missing_ok=True)
+        proxy.terminate()
+        proxy.wait(timeout=30)
+
+
+def read_api_or_none(url: str, path: str) -> int | None:
+    try:
+        return read_api(url, path).status
+    except OSError:
+        return None
+
+
+def raw_post(url: str, path: str, body: bytes) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", urlsplit(url).port, timeout=60)
+    try:
+        connection.request("POST", path, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
 def test_sigterm_to_make_prod_stops_every_part_and_leaves_nothing_behind(stack):
     parts = descendants(stack.process.pid)
     assert len(parts) >= 5  # python, gunicorn and its workers, the worker, the beat
