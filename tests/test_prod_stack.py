@@ -42,6 +42,7 @@ class Stack:
     data_dir: Path
     database_url: str
     hub: HubStandIn
+    env: dict
 
     def lines(self) -> list[dict]:
         found = []
@@ -134,29 +135,47 @@ def stack(tmp_path_factory):
             "WEB_CONCURRENCY": "2",
             "CELERY_CONCURRENCY": "2",
         }
-        with log.open("wb") as sink:
-            process = subprocess.Popen(
-                ["make", "--no-print-directory", "prod"],
-                cwd=ROOT,
-                env=env,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        found = Stack(f"http://127.0.0.1:{port}", process, log, data_dir / "var", database_url, hub)
+        process = start_make_prod(env, log)
+        found = Stack(
+            f"http://127.0.0.1:{port}", process, log, data_dir / "var", database_url, hub, env
+        )
         try:
-            deadline = time.monotonic() + 600
-            while not any(e.get("message") == "ready" for e in found.lines()):
-                assert process.poll() is None, log.read_text()[-5000:]
-                assert time.monotonic() < deadline, log.read_text()[-5000:]
-                time.sleep(0.5)
+            wait_until_ready(process, log)
             yield found
         finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                for pid in descendants(process.pid):
-                    os.kill(pid, signal.SIGKILL)
-            process.wait()
+            stop_leftovers(process)
+
+
+def start_make_prod(env: dict, log: Path) -> subprocess.Popen:
+    with log.open("wb") as sink:
+        return subprocess.Popen(
+            ["make", "--no-print-directory", "prod"],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # as a terminal starts it: a process group of its own
+        )
+
+
+def wait_until_ready(process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 600
+    while '"message": "ready"' not in log.read_text(errors="replace"):
+        assert process.poll() is None, log.read_text()[-5000:]
+        assert time.monotonic() < deadline, log.read_text()[-5000:]
+        time.sleep(0.5)
+
+
+def stop_leftovers(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        parts = descendants(process.pid)
+        os.killpg(process.pid, signal.SIGKILL)
+        for pid in parts:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    process.wait()
 
 
 def wait_for_verdict(stack: Stack, benchmark_id: str, seconds: float = 120) -> dict:
@@ -387,3 +406,25 @@ def test_sigterm_to_make_prod_stops_every_part_and_leaves_nothing_behind(stack):
         time.sleep(0.2)
     assert [pid for pid in parts if alive(pid)] == []
     assert stack.lines()[-1]["message"] == "stopped"
+
+
+def test_ctrl_c_stops_make_prod_and_every_part_too(stack):
+    """After the SIGTERM test: make prod again on the same database and data folder, stopped
+    the way a terminal's Ctrl-C stops it (SIGINT to its whole process group)."""
+    assert stack.process.poll() is not None
+    log = stack.log.with_name("make-prod-again.log")
+    process = start_make_prod(stack.env, log)
+    try:
+        wait_until_ready(process, log)
+        assert "using the local one" in log.read_text()  # the secret made the first time
+        parts = descendants(process.pid)
+        assert len(parts) >= 5
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=200)
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in parts) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [pid for pid in parts if alive(pid)] == []
+        assert json.loads(log.read_text().splitlines()[-1])["message"] == "stopped"
+    finally:
+        stop_leftovers(process)
