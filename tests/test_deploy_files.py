@@ -126,7 +126,11 @@ def test_caddy_limits_bodies_per_route_above_the_apps_own_cap(caddy_config):
     limits = sorted(h["max_size"] for h in handlers(server["routes"]) if "max_size" in h)
     assert limits == [1024 * 1024, 130 * 1024 * 1024]
     assert limits[1] > settings.AEON_MAX_RESULTS_BYTES  # the app answers its own JSON 413
-    assert "^/api/v1/runs/[^/]+/results$" in json.dumps(server["routes"])
+    routes = json.dumps(server["routes"])
+    assert "^/api/v1/runs/[^/]+/results$" in routes
+    # A body announced too large is refused before it is read: 413, not a proxy error.
+    assert "int({http.request.header.Content-Length}) > 136314880" in routes
+    assert "int({http.request.header.Content-Length}) > 1048576" in routes
 
 
 def test_caddy_answers_its_own_413_429_and_5xx_on_the_api_as_json(caddy_config):

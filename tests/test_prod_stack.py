@@ -42,6 +42,7 @@ class Stack:
     data_dir: Path
     database_url: str
     hub: HubStandIn
+    env: dict
 
     def lines(self) -> list[dict]:
         found = []
@@ -134,29 +135,47 @@ def stack(tmp_path_factory):
             "WEB_CONCURRENCY": "2",
             "CELERY_CONCURRENCY": "2",
         }
-        with log.open("wb") as sink:
-            process = subprocess.Popen(
-                ["make", "--no-print-directory", "prod"],
-                cwd=ROOT,
-                env=env,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        found = Stack(f"http://127.0.0.1:{port}", process, log, data_dir / "var", database_url, hub)
+        process = start_make_prod(env, log)
+        found = Stack(
+            f"http://127.0.0.1:{port}", process, log, data_dir / "var", database_url, hub, env
+        )
         try:
-            deadline = time.monotonic() + 600
-            while not any(e.get("message") == "ready" for e in found.lines()):
-                assert process.poll() is None, log.read_text()[-5000:]
-                assert time.monotonic() < deadline, log.read_text()[-5000:]
-                time.sleep(0.5)
+            wait_until_ready(process, log)
             yield found
         finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                for pid in descendants(process.pid):
-                    os.kill(pid, signal.SIGKILL)
-            process.wait()
+            stop_leftovers(process)
+
+
+def start_make_prod(env: dict, log: Path) -> subprocess.Popen:
+    with log.open("wb") as sink:
+        return subprocess.Popen(
+            ["make", "--no-print-directory", "prod"],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # as a terminal starts it: a process group of its own
+        )
+
+
+def wait_until_ready(process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 600
+    while '"message": "ready"' not in log.read_text(errors="replace"):
+        assert process.poll() is None, log.read_text()[-5000:]
+        assert time.monotonic() < deadline, log.read_text()[-5000:]
+        time.sleep(0.5)
+
+
+def stop_leftovers(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        parts = descendants(process.pid)
+        os.killpg(process.pid, signal.SIGKILL)
+        for pid in parts:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    process.wait()
 
 
 def wait_for_verdict(stack: Stack, benchmark_id: str, seconds: float = 120) -> dict:
@@ -307,9 +326,74 @@ def test_a_backup_restored_into_a_scratch_database_answers_the_same_champions(st
     )
     assert report["bundles_missing"] == []
     assert report["bundles_verified"] >= 8
+    # Signed run manifests, where the board keeps them (docs/trust-anchor.md): None without.
+    assert report["manifests_verified"] is None or report["manifests_verified"] >= 1
     assert report["champions"]["/api/v1/champions"]["count"] > 0
     assert report["champions"]["/api/v1/champions"]["same_as_live"] is True
     assert report["champions"]["/api/recipes/champions"]["same_as_live"] is True
+
+
+def test_caddy_in_front_refuses_large_bodies_as_json_and_drains_the_replica(stack, tmp_path):
+    """deploy/Caddyfile itself, served on loopback in front of the stack (no TLS here)."""
+    import shutil
+
+    caddy = shutil.which("caddy")
+    if caddy is None:
+        missing_service("needs caddy (apt-get install caddy)")
+    port = free_port()
+    env = os.environ | {
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "SITE_ADDRESS": f"http://127.0.0.1:{port}",
+        "AEON_UPSTREAMS": f"127.0.0.1:{urlsplit(stack.url).port}",
+        "ACME_EMAIL": "ops@board.example",
+        "CADDY_ADMIN": "off",
+    }
+    proxy = subprocess.Popen(
+        [caddy, "run", "--config", str(ROOT / "deploy" / "Caddyfile"), "--adapter", "caddyfile"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    drain = stack.data_dir / "draining"
+    try:
+        deadline = time.monotonic() + 30
+        while read_api_or_none(url, "/readyz") != 200:
+            assert time.monotonic() < deadline, "caddy never served the board"
+            time.sleep(0.2)
+        too_large = raw_post(url, "/api/v1/enroll", b"{" + b" " * (2 * 1024 * 1024) + b"}")
+        assert too_large[0] == 413
+        assert json.loads(too_large[1])["reason"] == "SIZE_EXCEEDED"
+
+        drain.write_text("")
+        deadline = time.monotonic() + 15
+        while (answer := read_api(url, "/api/v1/champions")).status == 200:
+            assert time.monotonic() < deadline, "caddy kept sending requests to a draining replica"
+            time.sleep(0.2)
+        assert answer.status == 503 and answer.body["reason"] == "UNAVAILABLE"
+    finally:
+        drain.unlink(missing_ok=True)
+        proxy.terminate()
+        proxy.wait(timeout=30)
+
+
+def read_api_or_none(url: str, path: str) -> int | None:
+    try:
+        return read_api(url, path).status
+    except OSError:
+        return None
+
+
+def raw_post(url: str, path: str, body: bytes) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", urlsplit(url).port, timeout=60)
+    try:
+        connection.request("POST", path, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
 
 
 def test_sigterm_to_make_prod_stops_every_part_and_leaves_nothing_behind(stack):
@@ -322,3 +406,25 @@ def test_sigterm_to_make_prod_stops_every_part_and_leaves_nothing_behind(stack):
         time.sleep(0.2)
     assert [pid for pid in parts if alive(pid)] == []
     assert stack.lines()[-1]["message"] == "stopped"
+
+
+def test_ctrl_c_stops_make_prod_and_every_part_too(stack):
+    """After the SIGTERM test: make prod again on the same database and data folder, stopped
+    the way a terminal's Ctrl-C stops it (SIGINT to its whole process group)."""
+    assert stack.process.poll() is not None
+    log = stack.log.with_name("make-prod-again.log")
+    process = start_make_prod(stack.env, log)
+    try:
+        wait_until_ready(process, log)
+        assert "using the local one" in log.read_text()  # the secret made the first time
+        parts = descendants(process.pid)
+        assert len(parts) >= 5
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=200)
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in parts) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [pid for pid in parts if alive(pid)] == []
+        assert json.loads(log.read_text().splitlines()[-1])["message"] == "stopped"
+    finally:
+        stop_leftovers(process)
