@@ -1,4 +1,4 @@
-"""Hardware labels → hardware classes (design.md §3.2, protocol.md §4.1).
+"""Hardware labels → hardware classes (docs/hardware-classes.md, docs/protocol.md §Environment).
 
 A run is ranked within the hardware class its pod reported: `detected_label` when the pod could
 probe the machine, else the operator's claimed `label`. This module turns either label into a
@@ -77,7 +77,7 @@ class _Device:
     unified_memory: bool | None = None
 
 
-# design.md §3.2: (bandwidth GB/s, memory GB, unified) per device, keyed by device name.
+# docs/hardware-classes.md §Known facts: (bandwidth GB/s, memory GB, unified) per device, keyed by device name.
 _KNOWN_FACTS: dict[str, tuple[float | None, float | None, bool | None]] = {
     "DGX Spark": (273.0, 128.0, True),
     "NVIDIA RTX 5090": (1792.0, 32.0, False),

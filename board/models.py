@@ -287,7 +287,7 @@ class Run(models.Model):
 
 
 class Result(models.Model):
-    # The row keys of protocol.md §4.4 kept as columns; any other key lands in `extras`.
+    # The row keys of docs/protocol.md §Result rows kept as columns; any other key lands in `extras`.
     ROW_FIELDS = (
         "case_id",
         "category",
@@ -383,6 +383,15 @@ class ModerationFlag(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["target", "target_id"], name="one_flag_per_target")
         ]
+
+
+class HoldClearance(models.Model):
+    """A moderator cleared a run's secret-detected hold (docs/recipes.md, "Secrets"): the run is
+    published. Not derived from bundles, so a rebuild keeps it and applies it again."""
+
+    run_id = models.CharField(max_length=32, unique=True)
+    note = models.TextField(blank=True)
+    cleared_at = models.DateTimeField()
 
 
 # --- read models (docs/champions.md): rewritten by the recompute task, read by pages and APIs ----

@@ -1,4 +1,4 @@
-"""Perf bundle rows → cohorts (design.md §3.7, protocol.md §4.5).
+"""Perf bundle rows → cohorts (docs/cohorts.md, docs/protocol.md §Perf rows).
 
 Pure Python on purpose: ingest calls it to refuse a bundle (rule 1 raises PerfRowError), and the
 board calls it to record cohorts, peaks, single-stream and latency figures. No Django, no DB.

@@ -1,4 +1,4 @@
-"""Quality scores of a run: text categories and composite (design.md §3.6), coverage (§3.5),
+"""Quality scores of a run: text categories and composite (docs/trust-and-ranking.md §Quality scoring), coverage (§Coverage),
 and the agentic harness score. Pure Python: no Django, no DB.
 """
 

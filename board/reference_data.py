@@ -1,5 +1,5 @@
-"""Reference data the board needs before any run arrives: the known suites (design.md §3.5) and
-the preset hardware classes (design.md §3.2). Written after every `migrate` (and every test-database
+"""Reference data the board needs before any run arrives: the known suites (docs/trust-and-ranking.md §Suites)
+and the preset hardware classes (docs/hardware-classes.md §Preset classes). Written after every `migrate` (and every test-database
 flush) by a post_migrate handler; idempotent. A new suite version is a new row here or in the admin."""
 
 from board.hardware import SEEDED_CLASSES

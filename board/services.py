@@ -1,5 +1,5 @@
 """Writes of the board: recording committed runs, their benchmarks, cohorts and scores, and
-rewriting a benchmark's summary whenever one of its runs changes (design.md §3.3–§3.7)."""
+rewriting a benchmark's summary whenever one of its runs changes (docs/trust-and-ranking.md, docs/cohorts.md)."""
 
 import hashlib
 import json
@@ -29,6 +29,7 @@ from board.models import (
     ClassSummary,
     FlagTarget,
     HardwareClass,
+    HoldClearance,
     ModerationFlag,
     PerfCohort,
     RecipeReproduction,
@@ -69,7 +70,7 @@ class BundleRuleError(ValueError):
 
 
 def check_bundle(*, board: str, bundle: dict) -> None:
-    """Board rules a bundle must pass before it is committed (design.md §3.7 rule 1)."""
+    """Board rules a bundle must pass before it is committed (docs/cohorts.md §Validation)."""
     if board != "perf":
         return
     try:
@@ -161,6 +162,8 @@ def prepare_run(
         verification=verification,
         secret_detected=bool(secrets),
         secret_pointers=secrets,
+        # A hold a moderator cleared stays cleared when the run is recorded again (a rebuild).
+        secret_cleared=bool(secrets) and HoldClearance.objects.filter(run_id=run_id).exists(),
     )
     run.serves_own_weights, run.attestation_method = _serving_binding(
         bundle, recipe, run.weights_hash
@@ -239,7 +242,7 @@ def _text(value) -> str:
 
 
 def _serving_binding(bundle: dict, recipe: dict | None, weights_hash: str) -> tuple[bool, str]:
-    """design.md §3.3 rule 3: did the pod serve the weights itself, or bind an endpoint to them?"""
+    """docs/trust-and-ranking.md §Attestation: did the pod serve the weights itself, or bind an endpoint to them?"""
     if recipe is not None and recipe.get("serve_mode") != "endpoint":
         return True, AttestationMethod.HF_PULL_SERVED
     fingerprint = bundle.get("endpoint_fingerprint")
@@ -265,7 +268,7 @@ def _serving_binding(bundle: dict, recipe: dict | None, weights_hash: str) -> tu
 
 
 def decide_trust(run: Run) -> str:
-    """design.md §3.3: attested only when the weights verified, the serving is bound to them and
+    """docs/trust-and-ranking.md §Attestation: attested only when the weights verified, the serving is bound to them and
     the run is neither local nor frontier; pending while the weight check runs."""
     if run.target_class in ("local_weights", "remote_api") or not run.attestation_method:
         return Trust.SELF_REPORTED
@@ -488,7 +491,7 @@ def hardware_class_for(spec: HardwareClassSpec) -> HardwareClass:
 
 
 def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
-    """design.md §3.1: canonical id = hf_repo lowercased when known, else the declared name."""
+    """docs/trust-and-ranking.md §Models: canonical id = hf_repo lowercased when known, else the declared name."""
     canonical = hf_repo.strip().lower() if hf_repo else model_name.strip()
     bench_model, _ = BenchModel.objects.get_or_create(
         canonical_id=storable(canonical)[:300],
@@ -637,9 +640,9 @@ def _resumed_benchmark(
 
 
 def refresh_benchmark(benchmark_id: int, *, locked: Benchmark | None = None) -> Benchmark:
-    """Rewrite a benchmark's summary from its runs (design.md §3.5–§3.7). Call inside a
-    transaction holding the benchmark's row lock (`locked`: the row as read under that lock,
-    with its class, model and recipe)."""
+    """Rewrite a benchmark's summary from its runs (docs/trust-and-ranking.md §Benchmarks,
+    docs/cohorts.md). Call inside a transaction holding the benchmark's row lock (`locked`: the
+    row as read under that lock, with its class, model and recipe)."""
     benchmark = locked or Benchmark.objects.select_related("hardware_class", "model", "recipe").get(
         pk=benchmark_id
     )
@@ -932,6 +935,30 @@ def flag_run(*, run_id: str, flagged: bool, note: str = "") -> Run:
             )
         else:
             Run.objects.filter(pk=run.pk).update(flagged=flagged)
+            read_models_changed(hardware_class_id=None, model_id=None)
+        run.refresh_from_db()
+    return run
+
+
+def clear_secret_hold(*, run_id: str, note: str = "") -> Run:
+    """A moderator reviewed a run withheld for a detected secret and publishes it (docs/recipes.md,
+    "Secrets"); its benchmark is published once none of its runs is held, and the read models
+    are recomputed. Raises Run.DoesNotExist for an unknown id, ValueError when nothing is held."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(run_id=run_id)
+        if not run.secret_detected or run.secret_cleared:
+            raise ValueError(f"run {run_id} holds no secret-detected hold")
+        HoldClearance.objects.get_or_create(
+            run_id=run_id, defaults={"note": storable(note), "cleared_at": timezone.now()}
+        )
+        Run.objects.filter(pk=run.pk).update(secret_cleared=True)
+        if run.benchmark_id:
+            Benchmark.objects.select_for_update().get(pk=run.benchmark_id)
+            benchmark = refresh_benchmark(run.benchmark_id)
+            read_models_changed(
+                hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id
+            )
+        else:
             read_models_changed(hardware_class_id=None, model_id=None)
         run.refresh_from_db()
     return run

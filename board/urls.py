@@ -1,7 +1,7 @@
 from django.urls import path
 
 from board import api, exports, views
-from board.answer_cache import cached_answer
+from board.answer_cache import cache_pages, cached_answer
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("benchmarks/<str:benchmark_id>/", views.benchmark_page, name="benchmark"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("recipes/", views.recipes_index, name="recipes-index"),
+    path("recipes/<str:recipe_id>/", views.recipe_page, name="recipe"),
     path("compare/", views.compare, name="compare"),
     path("methodology/", views.methodology_page, name="methodology"),
     path("api/v1/benchmarks.csv", exports.benchmarks_csv, name="export-csv"),
@@ -41,3 +42,21 @@ urlpatterns = [
         name="api-recipe",
     ),
 ]
+
+# Public pages behind the generation cache (docs/champions.md §Cached pages), by route name, with
+# the query parameters each one reads: a request carrying any other parameter is rendered and
+# never stored. The pod page is not here: it shows ingest outcomes that move no generation.
+PAGE_PARAMS = {
+    "home": ("hardware", "model", "q", "ranked", "page"),
+    "hardware-index": (),
+    "hardware": ("page",),
+    "models": ("q", "page"),
+    "model": (),
+    "benchmark": (),
+    "run": ("case", "category", "page"),
+    "recipes-index": ("page",),
+    "recipe": (),
+    "compare": ("a", "b"),
+    "methodology": (),
+}
+urlpatterns = cache_pages(urlpatterns, PAGE_PARAMS)

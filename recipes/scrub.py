@@ -119,7 +119,7 @@ def _is_container_path(path: str) -> bool:
 
 def scrub_flags(flags) -> list[str]:
     """Flags as they may be published and applied by pods (docs/recipes.md, "Scrubbing";
-    docs/protocol.md §5): no positionals, no private or credential options, no token or
+    docs/protocol.md §Champion recipes): no positionals, no private or credential options, no token or
     host-path values; the speculative config pointing at /drafter in compact JSON. The written
     form of each option (`--x v` or `--x=v`) is kept."""
     scrubbed: list[Arg] = []

@@ -1,4 +1,4 @@
-"""Canonical JSON and ed25519 signatures exactly as the pods produce them (protocol.md §2)."""
+"""Canonical JSON and ed25519 signatures exactly as the pods produce them (docs/protocol.md §Canonical JSON and signatures)."""
 
 import base64
 import binascii

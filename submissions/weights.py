@@ -1,4 +1,4 @@
-"""The weight check (design §3.4): does a run's declared weights match its Hugging Face commit?
+"""The weight check (docs/trust-and-ranking.md §The weight check): does a run's declared weights match its Hugging Face commit?
 
 Pure logic plus one Hub call; nothing here reads Django. The caller passes the endpoint and token
 (`settings.AEON_HF_ENDPOINT`, `settings.AEON_HF_TOKEN`), stores the verdict, caches `HubAnswer`
@@ -83,7 +83,7 @@ def is_commit(revision: str | None) -> bool:
 
 
 def weights_hash_of(per_file: Mapping[str, str]) -> str:
-    """protocol §4.2: sha256 of `path:sha` joined by `;`, paths sorted."""
+    """docs/protocol.md §Weights: sha256 of `path:sha` joined by `;`, paths sorted."""
     joined = ";".join(f"{path}:{per_file[path]}" for path in sorted(per_file))
     return hashlib.sha256(joined.encode()).hexdigest()
 
@@ -128,7 +128,7 @@ def fetch_hub_answer(
 def compare_weights(
     *, declared_hash: str | None, per_file: dict[str, str] | None, hub: HubAnswer
 ) -> WeightCheck:
-    """Design §3.4 rules 1 and 3: the declared hash recomputes, and the files match the Hub's."""
+    """docs/trust-and-ranking.md §The weight check, rules 1 and 3: the declared hash recomputes, and the files match the Hub's."""
     per_file = per_file or {}
     problems: list[str] = []
     if not per_file:

@@ -106,7 +106,7 @@ def benchmark_of(base_url: str, answers: list) -> dict:
 
 
 def as_local_run(bundle: dict) -> dict:
-    """protocol.md §4: a local run names no Hugging Face weights and sends no recipe."""
+    """docs/protocol.md §Bundle contents: a local run names no Hugging Face weights and sends no recipe."""
     for key in HF_FIELDS:
         bundle.pop(key, None)
     bundle["target_class"] = "local_weights"
@@ -114,7 +114,7 @@ def as_local_run(bundle: dict) -> dict:
 
 
 def as_frontier_run(bundle: dict, provider_model: str) -> dict:
-    """protocol.md §4: a frontier API run, display only."""
+    """docs/protocol.md §Bundle contents: a frontier API run, display only."""
     as_local_run(bundle)
     bundle["target_class"] = "remote_api"
     bundle["engine"] = "openai-compatible"

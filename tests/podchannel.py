@@ -1,4 +1,4 @@
-"""What the tests of the pod channel share: the exact answers of protocol.md §3.3, short
+"""What the tests of the pod channel share: the exact answers of docs/protocol.md §Status table, short
 bundles, raw HTTP for what a well-behaved client cannot send (lying Content-Length, gzip), and
 small readers."""
 
@@ -159,7 +159,7 @@ def raw_request(
 
 
 def assert_refused(answer, status: int, reason: str, *, route: str = "results") -> IngestLogEntry:
-    """The refusal's status and body (protocol.md §3.3) and its ingest-log row, returned."""
+    """The refusal's status and body (docs/protocol.md §Refusal bodies) and its ingest-log row, returned."""
     assert answer.status == status, answer.body
     assert answer.body == {"error": reason, "reason": reason, "note": answer.body.get("note")}
     assert answer.body["note"]

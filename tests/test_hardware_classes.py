@@ -1,4 +1,4 @@
-"""Hardware labels → hardware classes (design.md §3.2, protocol.md §4.1 grammar)."""
+"""Hardware labels → hardware classes (docs/hardware-classes.md, docs/protocol.md §Environment)."""
 
 import re
 import subprocess

@@ -1,4 +1,4 @@
-"""Perf rows → cohorts (design.md §3.7), on the published Gemma 4 26B-A4B single-Spark figures."""
+"""Perf rows → cohorts (docs/cohorts.md), on the published Gemma 4 26B-A4B single-Spark figures."""
 
 import math
 

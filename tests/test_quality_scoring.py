@@ -1,4 +1,4 @@
-"""Quality scoring of text runs (design.md §3.6) and coverage of the suite (§3.5)."""
+"""Quality scoring of text runs (docs/trust-and-ranking.md §Quality scoring) and coverage of the suite (§Coverage)."""
 
 import math
 

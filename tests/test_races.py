@@ -1,4 +1,4 @@
-"""Concurrency on PostgreSQL (design.md §5): the nonce claim, the job_sig dedup, rate limits and
+"""Concurrency on PostgreSQL (docs/protocol.md §Transport): the nonce claim, the job_sig dedup, rate limits and
 key revocation hold when many requests reach the live (threaded) board at once."""
 
 import threading

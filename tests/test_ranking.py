@@ -1,4 +1,4 @@
-"""What ranks and what the read API shows of it (design.md §3.5–§3.7, §3.9 secrets, §4 API):
+"""What ranks and what the read API shows of it (docs/trust-and-ranking.md §Ranking, docs/recipes.md §Secrets, the read API):
 only complete attested benchmarks rank, everything else is stored, shown and badged, and every
 speed figure names its cohort."""
 

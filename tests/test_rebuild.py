@@ -1,4 +1,4 @@
-"""Rebuilding the board from the stored raw bundles (design.md §3.10, protocol.md §3.3): every
+"""Rebuilding the board from the stored raw bundles (docs/champions.md §Read models, docs/protocol.md §Evidence and the ingest log): every
 public answer comes back identical, again and again, without asking Hugging Face again."""
 
 import hashlib

@@ -1,5 +1,5 @@
-"""What the pod channel refuses, and what it must accept and keep losslessly (protocol.md §3.3,
-design.md §5). Every refusal answers JSON with its reason code, leaves an ingest-log row and
+"""What the pod channel refuses, and what it must accept and keep losslessly (docs/protocol.md
+§Status table, §Evidence and the ingest log). Every refusal answers JSON with its reason code, leaves an ingest-log row and
 stores no board run."""
 
 import copy

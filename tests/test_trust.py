@@ -1,4 +1,4 @@
-"""Who ranks (design.md §3.3): a run is attested only when its weights verified, the serving is
+"""Who ranks (docs/trust-and-ranking.md §Trust): a run is attested only when its weights verified, the serving is
 bound to those weights, and it is neither a local nor a frontier run. Every branch is driven by
 a real upload whose bundle was edited before signing."""
 

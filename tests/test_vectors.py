@@ -1,6 +1,6 @@
 """The published vectors (tests/fixtures/vectors.json) verify with our canonical JSON and signatures.
 
-No Django and no database: `submissions.signing` is the exact byte contract of protocol.md §2.
+No Django and no database: `submissions.signing` is the exact byte contract of docs/protocol.md §Canonical JSON and signatures.
 """
 
 import base64

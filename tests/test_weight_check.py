@@ -1,4 +1,4 @@
-"""The weight check (design §3.4) against a local Hub stand-in, through the real huggingface_hub client.
+"""The weight check (docs/trust-and-ranking.md §The weight check) against a local Hub stand-in, through the real huggingface_hub client.
 
 No Django and no database: `submissions.weights` is plain logic plus one Hub call.
 """

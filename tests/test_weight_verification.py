@@ -1,4 +1,4 @@
-"""The weight check of committed runs (design.md §3.4), end to end: a pod uploads over HTTP, the
+"""The weight check of committed runs (docs/trust-and-ranking.md §The weight check), end to end: a pod uploads over HTTP, the
 check runs after the commit through the real huggingface_hub client against the local Hub
 stand-in, and the verdict shows in the public API."""
 

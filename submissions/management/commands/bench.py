@@ -1,10 +1,13 @@
-"""Benchmarks of the board. `bench reads`: the read APIs and the board page under load.
+"""Benchmarks of the board. `bench reads`: the read APIs and the public pages under load.
 
 `bench reads` loads 1,000 and then 10,000 realistic comprehensive benchmarks through the service
 layer (`submissions/read_bench.py`) into a database of its own, serves the app with gunicorn in
 the production configuration (PostgreSQL, a Redis cache, DEBUG off), and measures each read with
-`wrk` next to the floor: the same bytes answered from memory by the same stack. It prints a table
-and writes JSON under var/bench/. `bench load-reads` is the loading step it runs in a child.
+`wrk` next to the floor: the same bytes answered from memory by the same stack. Each read is
+measured twice: as served (from the generation cache once warm) and uncached (a server whose
+answer cache keeps nothing, so every request is a miss that reads the database and renders). It
+prints a table and writes JSON under var/bench/. `bench load-reads` is the loading step it runs
+in a child.
 """
 
 import json
@@ -20,6 +23,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote_plus, urlsplit, urlunsplit
@@ -38,9 +42,24 @@ TARGETS = (
     ("benchmarks_by_class", "/api/v1/benchmarks?hardware=dgx-spark-x1"),
     ("benchmark_detail", "/api/v1/benchmarks/{benchmark_id}"),
     ("board_page", "/"),
+    ("board_page_by_class", "/?hardware=dgx-spark-x1"),
+    ("hardware_page", "/hardware/dgx-spark-x1/"),
+    ("model_page", "/models/{model}/"),
+    ("benchmark_page", "/benchmarks/{benchmark_id}/"),
+    ("recipe_page", "/recipes/{recipe_id}/"),
 )
 CHAMPION_APIS = ("pod_champions", "champions", "recipe")
 LIST_APIS = ("benchmarks", "benchmarks_by_class", "benchmark_detail")
+PAGES = (
+    "board_page",
+    "board_page_by_class",
+    "hardware_page",
+    "model_page",
+    "benchmark_page",
+    "recipe_page",
+)
+
+BUMP = "from board.services import bump_generation; bump_generation()"
 
 # wrk reports what its summary holds as one JSON line: latencies in microseconds.
 WRK_REPORT = """
@@ -63,7 +82,7 @@ def free_port() -> int:
 
 
 class Command(BaseCommand):
-    help = "bench reads: the read APIs and the board page under wrk, next to the floor."
+    help = "bench reads: the read APIs and the public pages under wrk, next to the floor."
 
     def add_arguments(self, parser):
         commands = parser.add_subparsers(dest="what", required=True)
@@ -85,6 +104,12 @@ class Command(BaseCommand):
             help="Redis for the answer cache (default AEON_BENCH_CACHE_URL, else CACHE_URL)",
         )
         reads.add_argument("--output", help="JSON report (default var/bench/reads-<time>.json)")
+        reads.add_argument(
+            "--keep-databases",
+            action="store_true",
+            help="one database per size (the name + the size), kept for the next run: a missing "
+            "one starts as a copy of the next smaller one and loads only the difference",
+        )
         load = commands.add_parser("load-reads", help="record benchmarks into DATABASE_URL")
         load.add_argument("--first", type=int, default=0)
         load.add_argument("--count", type=int, required=True)
@@ -140,8 +165,9 @@ class Command(BaseCommand):
         env.pop("CELERY_BROKER_URL", None)  # recompute inline while loading
         (workdir / "floor").mkdir()
         (workdir / "report.lua").write_text(WRK_REPORT)
-        self._recreate_database(database_url)
-        self._manage(env, "migrate", "--noinput", "-v0")
+        if not options["keep_databases"]:
+            self._recreate_database(database_url)
+            self._manage(env, "migrate", "--noinput", "-v0")
         self._manage(env, "collectstatic", "--noinput", "-v0")  # production storage is hashed
 
         report = {
@@ -153,13 +179,20 @@ class Command(BaseCommand):
             },
             "sizes": {},
         }
-        loaded = 0
+        loaded, previous = 0, None
         for size in sizes:
-            self.stdout.write(f"loading benchmarks {loaded} … {size - 1} through the services")
-            started = time.monotonic()
-            self._load_range(env, loaded, size - loaded, options["load_jobs"])
-            report.setdefault("load_seconds", {})[str(size)] = round(time.monotonic() - started)
-            loaded = size
+            if options["keep_databases"]:
+                env["DATABASE_URL"] = self._kept_database(database_url, size, previous)
+                self._manage(env, "migrate", "--noinput", "-v0")
+                loaded, previous = self._benchmark_count(env["DATABASE_URL"]), env["DATABASE_URL"]
+            if loaded < size:
+                self.stdout.write(f"loading benchmarks {loaded} … {size - 1} through the services")
+                started = time.monotonic()
+                self._load_range(env, loaded, size - loaded, options["load_jobs"])
+                report.setdefault("load_seconds", {})[str(size)] = round(time.monotonic() - started)
+                loaded = size
+            # A new generation: nothing cached by an earlier run on a kept database is served.
+            self._manage(env, "shell", "-c", BUMP)
             report["sizes"][str(size)] = self._measure(env, workdir, options)
         report["goals"] = goals(report["sizes"])
         self._print(report)
@@ -190,6 +223,36 @@ class Command(BaseCommand):
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             connection.execute(f'CREATE DATABASE "{name}"')
 
+    def _kept_database(self, url: str, size: int, previous: str | None) -> str:
+        """The database of one size (`<name><size>`), created as a copy of the next smaller
+        size's when it is missing (PostgreSQL copies it in seconds; loading takes minutes)."""
+        import psycopg
+
+        parts = urlsplit(url)
+        name = f"{parts.path.lstrip('/')}{size}"
+        sized = urlunsplit(parts._replace(path=f"/{name}"))
+        admin = urlunsplit(parts._replace(path="/postgres"))
+        with psycopg.connect(admin, autocommit=True) as connection:
+            found = connection.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (name,)
+            ).fetchone()
+            if found is None:
+                template = f' TEMPLATE "{urlsplit(previous).path.lstrip("/")}"' if previous else ""
+                connection.execute(f'CREATE DATABASE "{name}"{template}')
+        return sized
+
+    @staticmethod
+    def _benchmark_count(url: str) -> int:
+        import psycopg
+
+        with psycopg.connect(url) as connection:
+            found = connection.execute(
+                "SELECT to_regclass('board_benchmark') IS NOT NULL"
+            ).fetchone()[0]
+            if not found:
+                return 0
+            return connection.execute("SELECT count(*) FROM board_benchmark").fetchone()[0]
+
     def _manage(self, env: dict, *arguments: str) -> None:
         subprocess.run([sys.executable, "manage.py", *arguments], cwd=ROOT, env=env, check=True)
 
@@ -215,6 +278,35 @@ class Command(BaseCommand):
         self._manage(env, "bench", "load-reads", "--count", "0")  # the read models, once
 
     def _measure(self, env: dict, workdir: Path, options) -> dict:
+        """Each read as served and its floor; then each read again on a server whose answer
+        cache keeps nothing (every request a miss)."""
+        results = {}
+        with self._server(env, options) as base:
+            for name, path in self._paths(base):
+                try:
+                    body, content_type = fetch(base + path)  # warm: fills the answer cache
+                except urllib.error.HTTPError as error:
+                    self.stderr.write(f"  {path} answers {error.code}: not measured")
+                    continue
+                (workdir / "floor" / f"{name}.body").write_bytes(body)
+                (workdir / "floor" / f"{name}.type").write_text(content_type)
+                fetch(f"{base}/_bench/floor/{name}")
+                self.stdout.write(f"  wrk {path} ({len(body)} bytes) and its floor")
+                results[name] = {
+                    "path": path,
+                    "bytes": len(body),
+                    "answer": self._wrk(base + path, workdir, options),
+                    "floor": self._wrk(f"{base}/_bench/floor/{name}", workdir, options),
+                }
+        with self._server(env | {"AEON_ANSWER_CACHE_SECONDS": "0"}, options) as base:
+            for result in results.values():
+                self.stdout.write(f"  wrk {result['path']} uncached")
+                fetch(base + result["path"])
+                result["uncached"] = self._wrk(base + result["path"], workdir, options)
+        return results
+
+    @contextmanager
+    def _server(self, env: dict, options):
         port = free_port()
         server = subprocess.Popen(
             [
@@ -240,24 +332,7 @@ class Command(BaseCommand):
         base = f"http://127.0.0.1:{port}"
         try:
             self._wait_ready(base)
-            results = {}
-            for name, path in self._paths(base):
-                try:
-                    body, content_type = fetch(base + path)  # warm: fills the answer cache
-                except urllib.error.HTTPError as error:
-                    self.stderr.write(f"  {path} answers {error.code}: not measured")
-                    continue
-                (workdir / "floor" / f"{name}.body").write_bytes(body)
-                (workdir / "floor" / f"{name}.type").write_text(content_type)
-                fetch(f"{base}/_bench/floor/{name}")
-                self.stdout.write(f"  wrk {path} ({len(body)} bytes) and its floor")
-                results[name] = {
-                    "path": path,
-                    "bytes": len(body),
-                    "answer": self._wrk(base + path, workdir, options),
-                    "floor": self._wrk(f"{base}/_bench/floor/{name}", workdir, options),
-                }
-            return results
+            yield base
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
@@ -267,6 +342,10 @@ class Command(BaseCommand):
         crowned = next((c for c in champions if c["axis"] == "throughput"), None)
         found = []
         for name, path in TARGETS:
+            if "{model}" in path:
+                if crowned is None:
+                    continue
+                path = path.format(model=crowned["model"])
             if "{benchmark_id}" in path:
                 if crowned is None:
                     continue
@@ -328,24 +407,30 @@ class Command(BaseCommand):
     def _print(self, report: dict) -> None:
         line = (
             f"{'size':>6} {'read':<20} {'bytes':>7} {'req/s':>8} {'floor':>8} {'%floor':>7} "
-            f"{'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}"
+            f"{'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6} "
+            f"{'miss r/s':>8} {'miss p50':>8} {'miss p95':>8}"
         )
         self.stdout.write(line)
         for size, results in report["sizes"].items():
             for name, result in results.items():
                 answer, floor = result["answer"], result["floor"]
+                miss = result.get("uncached") or {}
                 self.stdout.write(
                     f"{size:>6} {name:<20} {result['bytes']:>7} "
                     f"{answer['requests_per_second']:>8.0f} {floor['requests_per_second']:>8.0f} "
                     f"{share_of_floor(result):>6.0%} {answer['p50_ms']:>7.1f} "
                     f"{answer['p95_ms']:>7.1f} {answer['p99_ms']:>7.1f} "
-                    f"{answer['errors'] + answer['non_2xx_3xx']:>6}"
+                    f"{answer['errors'] + answer['non_2xx_3xx']:>6} "
+                    f"{miss.get('requests_per_second', 0):>8.0f} {miss.get('p50_ms', 0):>8.1f} "
+                    f"{miss.get('p95_ms', 0):>8.1f}"
                 )
         for goal in report["goals"]:
             mark = "met " if goal["met"] else "MISS"
             self.stdout.write(f"[{mark}] {goal['goal']}: {goal['measured']}")
         self.stdout.write(
-            "Numbers from a shared or busy machine are indicative only; measure on a quiet one."
+            "miss: the same read on a server whose answer cache keeps nothing (every request "
+            "reads the database and renders). Numbers from a shared or busy machine are "
+            "indicative only; measure on a quiet one."
         )
 
 
@@ -385,7 +470,19 @@ def goals(sizes: dict) -> list[dict]:
                     "met": share_of_floor(result) >= 0.25,
                 }
             )
-        if name in CHAMPION_APIS + LIST_APIS and smallest != largest and name in sizes[smallest]:
+        elif name in PAGES:
+            found.append(
+                {
+                    "goal": f"{name} at {largest}: ≥ 25 % of the floor, p95 < 50 ms",
+                    "measured": f"{share_of_floor(result):.0%}, p95 {answer['p95_ms']:.1f} ms",
+                    "met": share_of_floor(result) >= 0.25 and answer["p95_ms"] < 50,
+                }
+            )
+        if (
+            name in CHAMPION_APIS + LIST_APIS + PAGES
+            and smallest != largest
+            and name in sizes[smallest]
+        ):
             before = sizes[smallest][name]["answer"]["requests_per_second"]
             change = answer["requests_per_second"] / before - 1 if before else 0.0
             found.append(
@@ -395,4 +492,15 @@ def goals(sizes: dict) -> list[dict]:
                     "met": abs(change) <= 0.10,
                 }
             )
+            missed = [sizes[size][name].get("uncached") for size in (smallest, largest)]
+            if all(missed) and missed[0]["requests_per_second"]:
+                change = missed[1]["requests_per_second"] / missed[0]["requests_per_second"] - 1
+                found.append(
+                    {
+                        "goal": f"{name} uncached: within 10 % between {smallest} and {largest}",
+                        "measured": f"{change:+.0%} ({missed[1]['requests_per_second']:.0f} "
+                        f"req/s, p95 {missed[1]['p95_ms']:.1f} ms)",
+                        "met": abs(change) <= 0.10,
+                    }
+                )
     return found
