@@ -33,7 +33,11 @@ TRUE_WORDS = ("1", "true", "yes")
 
 def commit_summary(run_id: str) -> dict:
     """The extra fields of a final-submit answer (docs/protocol.md §The final)."""
-    run = Run.objects.select_related("benchmark").get(run_id=run_id)
+    return run_commit_summary(Run.objects.select_related("benchmark").get(run_id=run_id))
+
+
+def run_commit_summary(run: Run) -> dict:
+    """The same fields, of a run at hand (with its benchmark)."""
     return {
         "trust_tier": run.trust,
         "verification": run.verification,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Max, Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from board.answer_cache import advance_shared_generation, fresh_generation
@@ -42,14 +42,21 @@ from board.models import (
 )
 from board.perf import PerfRowError, summarise_perf
 from board.quality import score_agentic, score_text_run
+from config.durability import execute_unflushed
 from recipes.argv import option_value
 from recipes.commands import VLLM_ENGINES, assemble_commands
 from recipes.images import offered_image
 from recipes.models import Recipe
-from recipes.normalise import CONTEXT_FLOOR, context_len_of, max_num_seqs_of
+from recipes.normalise import (
+    CONTEXT_FLOOR,
+    RecipeSpec,
+    context_len_of,
+    max_num_seqs_of,
+    normalise_recipe,
+)
 from recipes.scrub import DRAFTER_PATH, mask_host_paths, public_name
 from recipes.secret_scan import find_bundle_secrets
-from recipes.services import recipe_for
+from recipes.services import recipe_of
 
 MIN_COVERAGE = 0.90
 AGENTIC_TESTED_ABOVE = 5.0  # every harness at or below this many points: "agentic untested"
@@ -75,7 +82,23 @@ def check_bundle(*, board: str, bundle: dict) -> None:
 # --- recording a committed run ----------------------------------------------------------------
 
 
-def record_run(
+@dataclass
+class PreparedRun:
+    """Everything a committed bundle turns into that needs no lock: the unsaved run with its
+    trust, quality, perf figures and secret pointers, its hardware class and model as named, its
+    weight set and recipe, and its rows. `commit_run` then only writes."""
+
+    run: Run
+    spec: HardwareClassSpec
+    model_name: str
+    hf_repo: str
+    weight_set: str
+    recipe: RecipeSpec | None
+    rows: list[dict]
+    perf: object | None
+
+
+def prepare_run(
     *,
     run_id: str,
     key_fingerprint: str,
@@ -85,11 +108,10 @@ def record_run(
     bundle: dict,
     rows: list[dict],
     bundle_sha256: str,
-    committed_at: datetime,
-) -> Run:
-    """Record one committed bundle with its rows, cohorts and scores, attach it to its benchmark
-    and rewrite the benchmark's summary. Call inside the ingest transaction: a failure here rolls
-    the whole commit back."""
+    model_output_clean: bool = False,
+) -> PreparedRun:
+    """The CPU half of recording a bundle: parse nothing again, read only the suite table, write
+    nothing. `model_output_clean`: see `find_bundle_secrets`."""
     extras = {
         k: v for k, v in bundle.items() if k not in ("results", "run_id", "run_nonce", "final")
     }
@@ -107,7 +129,7 @@ def record_run(
     )
     suite = Suite.objects.filter(suite_id=suite_id).first() if suite_id else None
     # Every string of the bundle, checkpoint-only rows included (docs/recipes.md, "Secrets").
-    secrets = find_bundle_secrets(bundle, rows)
+    secrets = find_bundle_secrets(bundle, rows, model_output_clean=model_output_clean)
     target_class = _text(bundle.get("target_class"))
     hf_repo = _text(bundle.get("hf_repo"))
     verification = (
@@ -124,7 +146,6 @@ def record_run(
         suite_id=suite_id,
         job_sig=bundle["job_sig"].lower() if isinstance(bundle.get("job_sig"), str) else None,
         job_group=bundle["job_group"].lower() if isinstance(bundle.get("job_group"), str) else None,
-        committed_at=committed_at,
         bundle_sha256=bundle_sha256,
         extras=storable(extras),
         n_results=len(rows),
@@ -153,18 +174,67 @@ def record_run(
         summary = summarise_perf(rows, max_num_seqs_of(recipe))
         run.perf = _perf_json(summary)
     run.trust = decide_trust(run)
-    identity = BenchmarkIdentity(
+    return PreparedRun(
+        run=run,
+        spec=spec,
+        model_name=public_name(model),
+        hf_repo=hf_repo,
         weight_set=weight_set_of(bundle, run.weights_hash),
-        recipe=recipe_for(raw_recipe=bundle.get("recipe"), seen_at=committed_at),
+        recipe=normalise_recipe(bundle.get("recipe")),
+        rows=rows,
+        perf=summary,
     )
-    run.benchmark = _benchmark_for(run, spec, public_name(model), hf_repo, identity)
-    run.save()
-    _insert_results(run, rows)
-    if summary is not None:
-        PerfCohort.objects.bulk_create([_cohort_of(run, cohort) for cohort in summary.cohorts])
-    benchmark = refresh_benchmark(run.benchmark_id)
+
+
+def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
+    """The writing half: attach the run to its benchmark (locked from here to the end of the
+    transaction), write it, its rows in one statement and its cohorts, rewrite the benchmark's
+    summary. Call inside the ingest transaction: a failure rolls the whole commit back."""
+    run = prepared.run
+    run.committed_at = committed_at
+    identity = BenchmarkIdentity(
+        weight_set=prepared.weight_set,
+        recipe=recipe_of(prepared.recipe, seen_at=committed_at),
+    )
+    benchmark = _benchmark_for(run, prepared.spec, prepared.model_name, prepared.hf_repo, identity)
+    run.benchmark = benchmark
+    run.save(force_insert=True)
+    _insert_results(run, prepared.rows)
+    if prepared.perf is not None:
+        PerfCohort.objects.bulk_create(
+            [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
+        )
+    benchmark = refresh_benchmark(benchmark.pk, locked=benchmark)
     read_models_changed(hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id)
     return run
+
+
+def record_run(
+    *,
+    run_id: str,
+    key_fingerprint: str,
+    model: str,
+    board: str,
+    suite_id: str | None,
+    bundle: dict,
+    rows: list[dict],
+    bundle_sha256: str,
+    committed_at: datetime,
+) -> Run:
+    """Record one committed bundle with its rows, cohorts and scores, attach it to its benchmark
+    and rewrite the benchmark's summary (`prepare_run`, then `commit_run`). Call inside a
+    transaction."""
+    prepared = prepare_run(
+        run_id=run_id,
+        key_fingerprint=key_fingerprint,
+        model=model,
+        board=board,
+        suite_id=suite_id,
+        bundle=bundle,
+        rows=rows,
+        bundle_sha256=bundle_sha256,
+    )
+    return commit_run(prepared, committed_at=committed_at)
 
 
 def _text(value) -> str:
@@ -305,14 +375,45 @@ RESULT_COLUMNS = (
 )
 
 
+# Every per-case row in one statement: PostgreSQL splits the rows' JSON text (one
+# serialisation, in C) into columns, as `_result_of` does in Python.
+INSERT_RESULTS_SQL = f"""
+INSERT INTO {Result._meta.db_table} ({", ".join(RESULT_COLUMNS)})
+SELECT %s, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''),
+       CASE WHEN jsonb_typeof(r.row->'tier') = 'number' THEN (r.row->>'tier')::integer END,
+       r.row->>'status', (r.row->>'score')::double precision,
+       (r.row->>'creativity')::double precision,
+       convert_to(COALESCE(r.row->>'raw_output', ''), 'UTF8'),
+       NULLIF(r.row->'evidence', 'null'::jsonb), NULLIF(r.row->'speed', 'null'::jsonb),
+       r.row - %s::text[]
+FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
+"""
+
+
 def _insert_results(run: Run, rows: list[dict]) -> None:
-    """Every per-case row in one bulk write: COPY on PostgreSQL (no SQL text to build and parse
-    per row, each JSON value serialised once), bulk_create elsewhere."""
+    """Every per-case row in one bulk write. On PostgreSQL one statement over the rows' JSON;
+    rows jsonb cannot take as they are (NUL, NaN) go through COPY, each value made storable.
+    bulk_create elsewhere."""
     if connection.vendor != "postgresql":
         Result.objects.bulk_create(
             [_result_of(run, position, row) for position, row in enumerate(rows)], batch_size=500
         )
         return
+    if not rows:
+        return
+    try:
+        text = json.dumps(rows, allow_nan=False)
+    except ValueError:  # NaN or an infinity
+        text = None
+    if text is not None and "\\u0000" not in text:
+        with connection.cursor() as cursor:
+            cursor.execute(INSERT_RESULTS_SQL, [run.pk, list(Result.ROW_FIELDS), text])
+        return
+    _copy_results(run, rows)
+
+
+def _copy_results(run: Run, rows: list[dict]) -> None:
+    """COPY, each JSON value serialised and made storable on its own."""
     statement = f"COPY {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}) FROM STDIN"
     # The raw psycopg cursor: its errors are turned into Django's like any query's.
     with (
@@ -449,27 +550,32 @@ def _benchmark_for(
     this transaction so concurrent commits of one job rewrite its summary one after the other.
     A run of the same group with other weights or another recipe starts its own benchmark."""
     group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
-    existing = Benchmark.objects.filter(
+    existing = _locked_benchmarks().filter(
         groups__key_fingerprint=run.key_fingerprint,
         groups__job_group=group,
         weight_set=identity.weight_set,
         recipe_id=identity.recipe_id,
-    ).first()
-    if existing is not None:
-        return Benchmark.objects.select_for_update().get(pk=existing.pk)
+    )
+    for benchmark in existing[:1]:
+        return benchmark
     bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
     hardware_class = hardware_class_for(spec)
     benchmark = _resumed_benchmark(run, bench_model, hardware_class, identity)
     if benchmark is None:
         benchmark = _new_benchmark(run, group, bench_model, hardware_class, identity)
-    try:
-        with transaction.atomic():
-            BenchmarkGroup.objects.create(
-                key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark
-            )
-    except IntegrityError:  # another commit of this job linked the group first
-        pass
-    return Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+    # One statement, no savepoint: a concurrent commit of this job may have linked it first.
+    BenchmarkGroup.objects.bulk_create(
+        [BenchmarkGroup(key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark)],
+        ignore_conflicts=True,
+    )
+    return _locked_benchmarks().get(pk=benchmark.pk)
+
+
+def _locked_benchmarks():
+    """Benchmarks with what their summary reads, the benchmark row alone locked."""
+    return Benchmark.objects.select_related("hardware_class", "model", "recipe").select_for_update(
+        of=("self",)
+    )
 
 
 def _new_benchmark(
@@ -533,10 +639,11 @@ def _resumed_benchmark(
     return candidate
 
 
-def refresh_benchmark(benchmark_id: int) -> Benchmark:
-    """Rewrite a benchmark's summary from its runs (docs/trust-and-ranking.md §Benchmarks, docs/cohorts.md). Call inside a
-    transaction holding the benchmark's row lock."""
-    benchmark = Benchmark.objects.select_related("hardware_class", "model", "recipe").get(
+def refresh_benchmark(benchmark_id: int, *, locked: Benchmark | None = None) -> Benchmark:
+    """Rewrite a benchmark's summary from its runs (docs/trust-and-ranking.md §Benchmarks,
+    docs/cohorts.md). Call inside a transaction holding the benchmark's row lock (`locked`: the
+    row as read under that lock, with its class, model and recipe)."""
+    benchmark = locked or Benchmark.objects.select_related("hardware_class", "model", "recipe").get(
         pk=benchmark_id
     )
     all_runs = list(benchmark.runs.order_by("committed_at", "pk"))
@@ -903,10 +1010,14 @@ def read_models_changed(*, hardware_class_id: int | None, model_id: int | None) 
 def bump_generation() -> None:
     """A new generation number (in the database, and in the shared cache when there is one):
     every answer cached under the old one is stale."""
-    with transaction.atomic():
-        updated = BoardGeneration.objects.filter(pk=1).update(number=F("number") + 1)
-        if not updated:
-            BoardGeneration.objects.get_or_create(pk=1, defaults={"number": fresh_generation()})
+    table = BoardGeneration._meta.db_table
+    with connection.cursor() as cursor:  # the commit it follows is flushed already
+        execute_unflushed(
+            cursor, f"UPDATE {table} SET number = number + 1 WHERE id = 1 RETURNING id"
+        )
+        updated = cursor.fetchone()
+    if not updated:
+        BoardGeneration.objects.get_or_create(pk=1, defaults={"number": fresh_generation()})
     advance_shared_generation()
 
 

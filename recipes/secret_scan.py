@@ -28,6 +28,13 @@ PREFIXED_TOKEN = re.compile(
 )
 # The prefixes alone: a cheaper first pass (about twice as fast as the full pattern on HTML).
 _TOKEN_PREFIX = re.compile(r"hf_|sk-|gh[pousr]_|github_pat_|AKIA|xox[abeprs]-")
+# Over JSON text (bytes): the full pattern, where each prefix can begin (literal searches run
+# several times faster than one pattern with alternatives), and the only escapes that can spell
+# a token character: \u0020–\u007f (no other JSON escape turns into a token character).
+_PREFIXED_TOKEN_BYTES = re.compile(PREFIXED_TOKEN.pattern.encode())
+_PREFIX_LITERALS = (b"hf_", b"sk-", b"AKIA", b"xox", b"github_pat_")
+_GITHUB_PREFIX = re.compile(rb"gh[pousr]_")
+_ESCAPED_ASCII = re.compile(rb"\\u00[2-7]")
 PLACEHOLDER_DISTINCT = 6  # "sk-xxxxxxxxxxxxxxxxxxxx" is an example, not a key
 
 CREDENTIAL_NAME = re.compile(
@@ -84,20 +91,51 @@ def find_secrets(value, pointer: str = "", *, operator: bool = True) -> list[str
     return sorted(found)[:MAX_POINTERS]
 
 
-def find_bundle_secrets(bundle: dict, rows: Iterable[dict] | None = None) -> list[str]:
+def find_bundle_secrets(
+    bundle: dict, rows: Iterable[dict] | None = None, *, model_output_clean: bool = False
+) -> list[str]:
     """Every string of a bundle: its keys, known or not, and `rows` in place of its results (the
-    final's rows merged with the checkpoint-only ones)."""
+    final's rows merged with the checkpoint-only ones).
+
+    `model_output_clean`: the caller found, with `json_may_hold_token` over the JSON texts the
+    bundle and rows were parsed from, that none of their strings holds a prefixed token. Model
+    output (results, artifacts), where nothing else is looked for, is then not walked again:
+    the one pass over every string was the pass over the text."""
     found: list[str] = []
     for key, value in bundle.items():
         if key in SKIPPED_KEYS or (key == "results" and rows is not None):
             continue
         where = "/" + _part(key)
-        if _prefixed_token(key) or (key not in MODEL_OUTPUT_KEYS and _operator_string_hit(key)):
+        operator = key not in MODEL_OUTPUT_KEYS
+        if _prefixed_token(key) or (operator and _operator_string_hit(key)):
             found.append("/(key)")
-        _scan(value, where, key not in MODEL_OUTPUT_KEYS, found)
-    if rows is not None:
+        if operator or not model_output_clean:
+            _scan(value, where, operator, found)
+    if rows is not None and not model_output_clean:
         _scan(list(rows), "/results", False, found)
     return sorted(set(found))[:MAX_POINTERS]
+
+
+def json_may_hold_token(text: bytes | bytearray | str) -> bool:
+    """Whether a string or key of this JSON text may hold a prefixed token once decoded. One
+    pass over the text instead of a walk over every decoded string: a token is spelled out in
+    the text itself, since no escape but \\u0020–\\u007f makes a token character (false is
+    exact; true only means: walk the decoded strings to find where)."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    if _ESCAPED_ASCII.search(data):
+        return True
+    for literal in _PREFIX_LITERALS:
+        start = data.find(literal)
+        while start >= 0:
+            if _token_at(data, start):
+                return True
+            start = data.find(literal, start + 1)
+    return any(_token_at(data, found.start()) for found in _GITHUB_PREFIX.finditer(data))
+
+
+def _token_at(data: bytes | bytearray, start: int) -> bool:
+    match = _PREFIXED_TOKEN_BYTES.match(data, start)
+    return bool(match) and len(set(match.group(0)[3:])) >= PLACEHOLDER_DISTINCT
 
 
 def _scan(value, pointer: str, operator: bool, found: list[str]) -> None:

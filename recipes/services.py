@@ -3,12 +3,16 @@
 from datetime import datetime
 
 from recipes.models import Recipe
-from recipes.normalise import normalise_recipe
+from recipes.normalise import RecipeSpec, normalise_recipe
 
 
 def recipe_for(*, raw_recipe, seen_at: datetime | None = None) -> Recipe | None:
     """The shared Recipe row of a pod's recipe (dict or JSON string), or None without one."""
-    spec = normalise_recipe(raw_recipe)
+    return recipe_of(normalise_recipe(raw_recipe), seen_at=seen_at)
+
+
+def recipe_of(spec: RecipeSpec | None, *, seen_at: datetime | None = None) -> Recipe | None:
+    """The shared Recipe row of a normalised recipe, created on first sight."""
     if spec is None:
         return None
     recipe, _ = Recipe.objects.get_or_create(

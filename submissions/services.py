@@ -29,8 +29,10 @@ from anchor import tasks as anchor_tasks
 from board import selectors as board_selectors
 from board import services as board_services
 from board.jsonsafe import storable
-from board.models import Verification
+from board.models import Run, Verification
 from config.api_errors import Reason
+from config.durability import execute_unflushed
+from recipes.secret_scan import json_may_hold_token
 from submissions import tasks
 from submissions.blobstore import blob_store
 from submissions.jsonbody import MalformedJson, ReceivedBody, parse_json
@@ -141,8 +143,9 @@ def check_rate_limit(scope: str, limit: int) -> None:
     now = time.time()
     window_start = int(now // window) * window
     table = RateCounter._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
+    with connection.cursor() as cursor:  # a count lost in a database crash costs nothing
+        execute_unflushed(
+            cursor,
             f"INSERT INTO {table} (scope, window_start, count) VALUES (%s, %s, 1) "
             f"ON CONFLICT (scope, window_start) DO UPDATE SET count = {table}.count + 1 "
             "RETURNING count",
@@ -168,8 +171,10 @@ def store_evidence(body: ReceivedBody) -> str:
     digest is the one computed while reading."""
     digest = blob_store().put(body.data, digest=body.sha256)
     table = RawBundle._meta.db_table
-    with connection.cursor() as cursor:  # one statement: no transaction around a single insert
-        cursor.execute(
+    # The bundle itself is on disk already; the commit that refers to this row flushes it.
+    with connection.cursor() as cursor:
+        execute_unflushed(
+            cursor,
             f"INSERT INTO {table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
             "ON CONFLICT (sha256) DO NOTHING",
             [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
@@ -391,6 +396,7 @@ class _Submission:
     digest: str
     job_sig: str | None
     context: dict = field(default_factory=dict)
+    model_output_clean: bool = False  # its text holds no prefixed token (recipes/secret_scan.py)
 
 
 class _SessionMoved(Exception):
@@ -429,6 +435,8 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     bundle = envelope.bundle
     # Every answer from here on keeps the bundle as evidence: store it, then let the bytes go.
     digest = store_evidence(body)
+    # A final's secret scan reads its model output here, in one pass over the text.
+    model_output_clean = bundle.get("final") is True and not json_may_hold_token(body.data)
     body.release()
     context["bundle_sha256"] = digest
 
@@ -474,7 +482,7 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
         # must not revoke every honest pod running it (docs/protocol.md).
         _quarantine(session, Reason.SCHEMA_INVALID, str(exc), digest)
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
-    submission = _Submission(session, bundle, digest, job_sig, context)
+    submission = _Submission(session, bundle, digest, job_sig, context, model_output_clean)
     try:
         if parsed.final:
             return _commit_final(submission)
@@ -584,17 +592,21 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
 
 def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
     """Checkpointed rows first (first write per case wins), then the final's new cases."""
+    return _merged_rows(session, final_rows)[0]
+
+
+def _merged_rows(session: RunSession, final_rows: list[dict]) -> tuple[list[dict], bool]:
+    """The merged rows, and whether the checkpointed ones are free of prefixed tokens (one pass
+    over their stored text: recipes/secret_scan.py)."""
     if not session.checkpoints:
-        return final_rows
-    rows = [
-        json.loads(text)
-        for text in session.checkpoint_rows.order_by("position").values_list("row_json", flat=True)
-    ]
-    if not rows:
-        return final_rows
+        return final_rows, True
+    texts = list(session.checkpoint_rows.order_by("position").values_list("row_json", flat=True))
+    if not texts:
+        return final_rows, True
+    rows = [json.loads(text) for text in texts]
     seen = {row["case_id"] for row in rows}
     rows.extend(row for row in final_rows if row["case_id"] not in seen)
-    return rows
+    return rows, not json_may_hold_token("\n".join(texts))
 
 
 FINAL_ATTEMPTS = 3
@@ -611,21 +623,23 @@ def _commit_final(submission: _Submission) -> Outcome:
             current = RunSession.objects.get(pk=session.pk)
         if current.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(current, submission)
-        rows = merged_rows(current, submission.bundle["results"])
+        rows, checkpoints_clean = _merged_rows(current, submission.bundle["results"])
+        # Scored, scanned and serialised before the transaction: its locks cover writes only.
+        prepared = board_services.prepare_run(
+            run_id=current.run_id,
+            key_fingerprint=session.key.fingerprint,
+            model=current.model,
+            board=current.board,
+            suite_id=current.suite_id,
+            bundle=submission.bundle,
+            rows=rows,
+            bundle_sha256=submission.digest,
+            model_output_clean=submission.model_output_clean and checkpoints_clean,
+        )
         try:
             with transaction.atomic():
                 now = timezone.now()
-                run = board_services.record_run(
-                    run_id=current.run_id,
-                    key_fingerprint=session.key.fingerprint,
-                    model=current.model,
-                    board=current.board,
-                    suite_id=current.suite_id,
-                    bundle=submission.bundle,
-                    rows=rows,
-                    bundle_sha256=submission.digest,
-                    committed_at=now,
-                )
+                run = board_services.commit_run(prepared, committed_at=now)
                 # The board's signed manifest, version 1, commits with the run.
                 anchor_services.sign_at_commit(run.run_id)
                 job_sig = submission.job_sig or current.job_sig
@@ -664,12 +678,17 @@ def _commit_final(submission: _Submission) -> Outcome:
             if existing:
                 return _duplicate(existing, submission.context)
             raise
-        return _committed_answer(current.run_id, submission.context)
+        return _committed_answer(current.run_id, submission.context, run=run)
     raise OperationalError("the session kept changing while its final was committed")
 
 
-def _committed_answer(run_id: str, context: dict) -> Outcome:
-    summary = board_selectors.commit_summary(run_id)
+def _committed_answer(run_id: str, context: dict, *, run: Run | None = None) -> Outcome:
+    """The answer to a committed final: from the run just written, or read again."""
+    summary = (
+        board_selectors.run_commit_summary(run)
+        if run is not None
+        else board_selectors.commit_summary(run_id)
+    )
     return Outcome(200, {"ok": True, "run_id": run_id, **summary}, **context)
 
 
@@ -702,14 +721,22 @@ def log_attempt(
     bundle_sha256: str = "",
 ) -> None:
     """One ingest-log row per attempt; runs outside the ingest transaction, so refusals stay."""
-    IngestLogEntry.objects.create(
-        route=route,
-        status=status,
-        reason=reason,
-        run_id=storable(run_id)[:64],
-        key_fingerprint=key_fingerprint,
-        bytes=size,
-        client_ip=client_ip,
-        note=storable(note)[:2000],
-        bundle_sha256=bundle_sha256,
-    )
+    row = {
+        "created_at": connection.ops.adapt_datetimefield_value(timezone.now()),
+        "route": route,
+        "status": status,
+        "reason": reason,
+        "run_id": storable(run_id)[:64],
+        "key_fingerprint": key_fingerprint,
+        "bytes": size,
+        "client_ip": client_ip,
+        "note": storable(note)[:2000],
+        "bundle_sha256": bundle_sha256,
+    }
+    table = IngestLogEntry._meta.db_table
+    with connection.cursor() as cursor:  # flushed by the next commit; no rollback undoes it
+        execute_unflushed(
+            cursor,
+            f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join(['%s'] * len(row))})",
+            list(row.values()),
+        )
