@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint bench bench-reads clean
+.PHONY: setup run prod test lint bench bench-reads clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,11 +17,22 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The settings fail closed (production) unless the development configuration is chosen: these
+# targets choose it explicitly; `make prod` runs the production configuration.
+run test bench bench-reads: export AEON_ENV = development
+
 # run_demo replaces the shell (exec), so make's SIGTERM reaches it; it stops the server it starts.
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py create_board_key --if-missing
 	exec $(PY) manage.py run_demo --port $(PORT)
+
+# The production configuration on this machine, no containers (docs/operations.md §make prod):
+# gunicorn, a Celery worker and one beat on Redis, PostgreSQL; every setting from the
+# environment (PORT, DATABASE_URL, CELERY_BROKER_URL, …). Ctrl-C or SIGTERM stops them all.
+prod: setup
+	@exec $(PY) -m config.prodstack
 
 test: setup
 	$(PY) -m playwright --version >/dev/null

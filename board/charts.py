@@ -255,3 +255,81 @@ def comparison_chart(sides: list[tuple[str, list]]) -> Chart | None:
         "For each concurrency, the best valid cohort of any category.",
         figure.to_plotly_json(),
     )
+
+
+def _reign_text(reign, unit: str) -> str:
+    figure = f"{reign.value:,.1f} {unit}"
+    if reign.secondary is not None:
+        figure += f" · TPOT {reign.secondary:,.1f} ms"
+    if reign.cohort:
+        figure += f" ({reign.cohort})"
+    until = (
+        f"until {reign.until:%Y-%m-%d}, dethroned by {reign.dethroned_by.public_id}"
+        if reign.until and reign.dethroned_by
+        else "holds it"
+    )
+    return (
+        f"{reign.benchmark.model.canonical_id}<br>{figure}<br>"
+        f"benchmark {reign.benchmark.public_id}<br>since {reign.since:%Y-%m-%d}, {until}"
+    )
+
+
+def crown_timeline(history) -> Chart:
+    """Who held one crown of a class, in the order it changed hands: a step line through the
+    figure to beat, a point per reign coloured by model, the date it was taken under each point
+    and the hover naming the benchmark and who took the crown from it. Reigns sit evenly apart
+    (a crown can change hands twice in an hour and then hold for months); the dates say when."""
+    reigns = list(history.reigns)
+    axis = history.axis
+    unit = axis.unit
+    positions = list(range(len(reigns)))
+    models = list(dict.fromkeys(reign.benchmark.model.canonical_id for reign in reigns))
+    figure = _empty_figure(
+        xaxis={
+            "title": {"text": "taken on"},
+            "tickvals": positions,
+            "ticktext": [f"{reign.since:%Y-%m-%d}" for reign in reigns],
+            "range": [-0.5, len(reigns) - 0.5],
+            "zeroline": False,
+        },
+        yaxis={
+            "title": {"text": unit if unit != "points" else "composite"},
+            "rangemode": "tozero",
+        },
+        showlegend=True,
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[-0.5, *positions, len(reigns) - 0.5],
+            y=[round(r.value, 2) for r in (reigns[0], *reigns, reigns[-1])],
+            mode="lines",
+            line={"shape": "hv", "color": EXCLUDED_COLOUR, "width": 2},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    for index, model in enumerate(models):
+        held = [
+            (p, r)
+            for p, r in zip(positions, reigns, strict=True)
+            if r.benchmark.model.canonical_id == model
+        ]
+        figure.add_trace(
+            go.Scatter(
+                x=[position for position, _ in held],
+                y=[round(reign.value, 2) for _, reign in held],
+                mode="markers+text",
+                name=model,
+                marker={"size": 12, "color": SERIES_COLOURS[index % len(SERIES_COLOURS)]},
+                text=[f"{reign.value:,.0f}" for _, reign in held],
+                textposition="top center",
+                customdata=[_reign_text(reign, unit) for _, reign in held],
+                hovertemplate="%{customdata}<extra></extra>",
+            )
+        )
+    return Chart(
+        f"crown-{axis.value.replace('_', '-')}",
+        f"{history.title}: who held the crown",
+        "Each point is a benchmark taking the crown, in the order the crown changed hands.",
+        figure.to_plotly_json(),
+    )

@@ -37,10 +37,19 @@ def _shift_headings(state) -> None:
             token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
 
 
+def _table_in_scroll_box(self, tokens, index, options, env) -> str:
+    """A wide table scrolls in its own box on a phone instead of widening the page."""
+    if tokens[index].type == "table_open":
+        return '<div class="table-wrap">' + self.renderToken(tokens, index, options, env)
+    return self.renderToken(tokens, index, options, env) + "</div>"
+
+
 def _renderer() -> MarkdownIt:
     renderer = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     renderer.enable("table")
     renderer.core.ruler.push("shift_headings", _shift_headings)
+    renderer.add_render_rule("table_open", _table_in_scroll_box)
+    renderer.add_render_rule("table_close", _table_in_scroll_box)
     return renderer
 
 

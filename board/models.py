@@ -385,6 +385,15 @@ class ModerationFlag(models.Model):
         ]
 
 
+class HoldClearance(models.Model):
+    """A moderator cleared a run's secret-detected hold (docs/recipes.md, "Secrets"): the run is
+    published. Not derived from bundles, so a rebuild keeps it and applies it again."""
+
+    run_id = models.CharField(max_length=32, unique=True)
+    note = models.TextField(blank=True)
+    cleared_at = models.DateTimeField()
+
+
 # --- read models (docs/champions.md): rewritten by the recompute task, read by pages and APIs ----
 
 AXIS_CHOICES = [(axis.value, axis.value.replace("_", " ")) for axis in Axis]

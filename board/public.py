@@ -23,3 +23,25 @@ def public_perf(run: Run) -> dict:
             for case_id, evidence in public_value(other).items()
         }
     return perf
+
+
+PUBLIC_BUNDLE_SCHEMA = "aeon-public-bundle-v1"
+
+
+def public_bundle(run: Run) -> dict:
+    """The copy of a run's bundle anyone may download (docs/website.md §Bundles to download):
+    every result and figure as the read API
+    publishes them (recipes and extras scrubbed, evidence masked), beside the sha256 of the signed
+    original that moderators keep. Not signed: scrubbing changes the bytes."""
+    from board.serializers import RunSerializer  # it imports this module
+
+    return {
+        "schema": PUBLIC_BUNDLE_SCHEMA,
+        "about": (
+            "A scrubbed public copy of a signed AEON Bench bundle: host paths, raw commands, "
+            "credentials and job signatures removed. It does not verify against the pod's "
+            "signature; signed_bundle_sha256 names the original kept as evidence."
+        ),
+        "signed_bundle_sha256": run.bundle_sha256,
+        "run": RunSerializer(run).data,
+    }

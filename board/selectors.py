@@ -148,7 +148,7 @@ def benchmark_detail(public_id: str) -> BenchmarkView | None:
     """A benchmark with its public runs and its perf run's cohorts, in three queries."""
     benchmark = (
         Benchmark.objects.public()
-        .select_related("model", "hardware_class")
+        .select_related("model", "hardware_class", "recipe")
         .prefetch_related(
             Prefetch(
                 "runs",
@@ -196,6 +196,20 @@ def classes_with_benchmarks() -> set[int]:
             "hardware_class_id", flat=True
         )
     )
+
+
+def picker_classes() -> tuple[list[HardwareClass], set[int]]:
+    """The board's class picker: the Spark presets always (greyed out while empty), the other
+    classes once they hold a public benchmark, in board order (Spark by node count, the others
+    by their best throughput, Unlabeled last); and the ids of the classes holding one."""
+    occupied = classes_with_benchmarks()
+    listed = [
+        cls
+        for cls in hardware_classes().select_related("summary")
+        if cls.pk in occupied or (cls.preset and cls.family == Family.DGX_SPARK)
+    ]
+    listed.sort(key=_board_order)
+    return listed, occupied
 
 
 def hardware_class(slug: str) -> HardwareClass | None:
@@ -291,7 +305,7 @@ def recipes_in_use():
     return (
         Benchmark.objects.public()
         .filter(recipe__isnull=False)
-        .values("recipe_id")
+        .values("recipe_id", "recipe__engine", "recipe__context_len")
         .annotate(n_benchmarks=Count("id"), n_pods=Count("key_fingerprint", distinct=True))
         .order_by("-n_benchmarks", "recipe_id")
     )
@@ -658,3 +672,168 @@ def _champion_diffs(recipe: Recipe, published) -> list[dict]:
         for c in crowns
         if c.benchmark.recipe is not None
     ]
+
+
+# --- pages: crowns as cards, histories as timelines (docs/website.md §Pages) ---------------------
+
+AXIS_TITLES = {
+    Axis.THROUGHPUT: "Throughput",
+    Axis.SINGLE_STREAM: "Single stream",
+    Axis.LATENCY: "Latency",
+    Axis.QUALITY: "Quality",
+}
+AXIS_MEANINGS = {
+    Axis.THROUGHPUT: "best peak aggregate tok/s of one cohort",
+    Axis.SINGLE_STREAM: "mean decode tok/s of one stream at c1",
+    Axis.LATENCY: "lowest time to first token at c1",
+    Axis.QUALITY: "best composite of the five categories",
+}
+
+
+@dataclass
+class CrownCard:
+    """One axis of a class as a card: the holder's figure and where to copy its recipe, or the
+    empty state when nobody holds it (`crown` None)."""
+
+    axis: Axis
+    crown: dict | None  # Champion.summary: value, unit, cohort, model, recipe_id, reproductions
+
+    @property
+    def title(self) -> str:
+        return AXIS_TITLES[self.axis]
+
+    @property
+    def meaning(self) -> str:
+        return AXIS_MEANINGS[self.axis]
+
+
+def crown_cards_by_class(class_ids) -> dict[int, list[CrownCard]]:
+    """The four class-wide crowns of each class as cards, axes in their fixed order (one query:
+    the summaries carry everything a card shows)."""
+    held: dict[int, dict[str, dict]] = {}
+    for class_id, axis, summary in Champion.objects.filter(
+        model__isnull=True, hardware_class_id__in=list(class_ids)
+    ).values_list("hardware_class_id", "axis", "summary"):
+        held.setdefault(class_id, {})[axis] = summary
+    return {
+        class_id: [CrownCard(axis, crowns.get(axis.value)) for axis in Axis]
+        for class_id, crowns in held.items()
+    }
+
+
+def crown_cards(hardware_class: HardwareClass) -> list[CrownCard]:
+    found = crown_cards_by_class([hardware_class.pk]).get(hardware_class.pk)
+    return found or [CrownCard(axis, None) for axis in Axis]
+
+
+@dataclass
+class CrownHistory:
+    """The reigns of one axis of a class, oldest first (the last one holds the crown)."""
+
+    axis: Axis
+    reigns: list[ChampionReign]
+
+    @property
+    def title(self) -> str:
+        return AXIS_TITLES[self.axis]
+
+
+def crown_histories(hardware_class: HardwareClass) -> list[CrownHistory]:
+    """Every axis's history of a class's class-wide crowns (one query)."""
+    by_axis: dict[str, list[ChampionReign]] = {}
+    for reign in crown_history(hardware_class):
+        by_axis.setdefault(reign.axis, []).append(reign)
+    return [CrownHistory(axis, by_axis[axis.value]) for axis in Axis if axis.value in by_axis]
+
+
+def benchmark_reproductions(benchmark: Benchmark) -> dict | None:
+    """Where this benchmark's recipe was measured on its class and model by ranked benchmarks,
+    as the recipe API shows it; None when it has no recipe or nothing ranked used it."""
+    if not benchmark.recipe_id:
+        return None
+    row = (
+        RecipeReproduction.objects.filter(
+            recipe_id=benchmark.recipe_id,
+            hardware_class_id=benchmark.hardware_class_id,
+            model_id=benchmark.model_id,
+        )
+        .values("pods", "benchmark_ids", "spreads")
+        .first()
+    )
+    if row is None:
+        return None
+    spreads = {
+        Axis(axis): Spread(spread["min"], spread["max"]) for axis, spread in row["spreads"].items()
+    }
+    described = Reproduction(
+        benchmark.recipe_id,
+        "",
+        tuple(row["benchmark_ids"]),
+        row["pods"],
+        spreads,
+    ).describe(Axis.THROUGHPUT)
+    return row | {"summary": described}
+
+
+def benchmark_commands(view: "BenchmarkView") -> dict | None:
+    """The commands that reproduce a benchmark's recipe with its model at the commit measured
+    (docs/recipes.md §Commands); None without a recipe or a Hugging Face repository."""
+    benchmark, run = view.benchmark, view.core_run
+    recipe = benchmark.recipe
+    if recipe is None or not benchmark.model.hf_repo:
+        return None
+    extras = run.extras if run else {}
+    manifest = extras.get("deployment_manifest") if isinstance(extras, dict) else None
+    manifest_revision = (
+        ((manifest or {}).get("verification") or {}).get("revision")
+        if isinstance(manifest, dict)
+        else None
+    )
+    revision = next(
+        (
+            value.lower()
+            for value in (
+                run.commit if run else None,
+                run.hf_revision if run else None,
+                manifest_revision,
+            )
+            if isinstance(value, str) and _COMMIT.fullmatch(value.lower())
+        ),
+        None,
+    )
+    return {
+        "revision": revision,
+        **assemble_commands(
+            recipe.spec(),
+            hf_repo=benchmark.model.hf_repo,
+            revision=revision,
+            model_file=_gguf_file(extras.get("weights_per_file") if extras else None),
+        ),
+    }
+
+
+def crowns_held(benchmark: Benchmark) -> list[str]:
+    """The titles of the class-wide crowns this benchmark holds, in axis order (one query)."""
+    held = set(
+        Champion.objects.filter(benchmark=benchmark, model__isnull=True).values_list(
+            "axis", flat=True
+        )
+    )
+    return [AXIS_TITLES[axis] for axis in Axis if axis.value in held]
+
+
+def model_crowns(bench_model: BenchModel) -> list[dict]:
+    """Per hardware class (board order) the crowns of one model there: which of its benchmarks
+    and recipes is best on each axis (docs/champions.md §Crowns). One query."""
+    by_class: dict[int, dict] = {}
+    for crown in Champion.objects.filter(model=bench_model).select_related(
+        "hardware_class", "hardware_class__summary"
+    ):
+        entry = by_class.setdefault(
+            crown.hardware_class_id, {"cls": crown.hardware_class, "axes": {}}
+        )
+        entry["axes"][crown.axis] = crown.summary
+    rows = sorted(by_class.values(), key=lambda entry: _board_order(entry["cls"]))
+    for row in rows:
+        row["cards"] = [CrownCard(axis, row["axes"].get(axis.value)) for axis in Axis]
+    return rows

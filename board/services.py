@@ -29,6 +29,7 @@ from board.models import (
     ClassSummary,
     FlagTarget,
     HardwareClass,
+    HoldClearance,
     ModerationFlag,
     PerfCohort,
     RecipeReproduction,
@@ -140,6 +141,8 @@ def record_run(
         verification=verification,
         secret_detected=bool(secrets),
         secret_pointers=secrets,
+        # A hold a moderator cleared stays cleared when the run is recorded again (a rebuild).
+        secret_cleared=bool(secrets) and HoldClearance.objects.filter(run_id=run_id).exists(),
     )
     run.serves_own_weights, run.attestation_method = _serving_binding(
         bundle, recipe, run.weights_hash
@@ -825,6 +828,30 @@ def flag_run(*, run_id: str, flagged: bool, note: str = "") -> Run:
             )
         else:
             Run.objects.filter(pk=run.pk).update(flagged=flagged)
+            read_models_changed(hardware_class_id=None, model_id=None)
+        run.refresh_from_db()
+    return run
+
+
+def clear_secret_hold(*, run_id: str, note: str = "") -> Run:
+    """A moderator reviewed a run withheld for a detected secret and publishes it (docs/recipes.md,
+    "Secrets"); its benchmark is published once none of its runs is held, and the read models
+    are recomputed. Raises Run.DoesNotExist for an unknown id, ValueError when nothing is held."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(run_id=run_id)
+        if not run.secret_detected or run.secret_cleared:
+            raise ValueError(f"run {run_id} holds no secret-detected hold")
+        HoldClearance.objects.get_or_create(
+            run_id=run_id, defaults={"note": storable(note), "cleared_at": timezone.now()}
+        )
+        Run.objects.filter(pk=run.pk).update(secret_cleared=True)
+        if run.benchmark_id:
+            Benchmark.objects.select_for_update().get(pk=run.benchmark_id)
+            benchmark = refresh_benchmark(run.benchmark_id)
+            read_models_changed(
+                hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id
+            )
+        else:
             read_models_changed(hardware_class_id=None, model_id=None)
         run.refresh_from_db()
     return run

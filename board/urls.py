@@ -13,6 +13,7 @@ urlpatterns = [
     path("benchmarks/<str:benchmark_id>/", views.benchmark_page, name="benchmark"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("recipes/", views.recipes_index, name="recipes-index"),
+    path("recipes/<str:recipe_id>/", views.recipe_page, name="recipe"),
     path("compare/", views.compare, name="compare"),
     path("methodology/", views.methodology_page, name="methodology"),
     path("api/v1/benchmarks.csv", exports.benchmarks_csv, name="export-csv"),

@@ -1,16 +1,19 @@
 """Public pages of the board: server-rendered, readable without JavaScript, every query count
 fixed whatever the number of rows shown."""
 
+import json
+
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
 from board import glossary, methodology, selectors
-from board.charts import comparison_chart, perf_charts
-from board.hardware import Family
+from board.charts import comparison_chart, crown_timeline, perf_charts
 from board.models import Badge, SuiteKind
 from board.public import public_evidence
+from board.selectors import BenchmarkView
+from recipes.diff import diff_flags, diff_recipes, flag_map
 from recipes.scrub import public_output
 
 BADGE_LABELS = dict(Badge.choices)
@@ -43,28 +46,27 @@ def home(request):
         search=filters["q"] or None,
     )
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
-    occupied = selectors.classes_with_benchmarks()
-    # The Spark presets are always listed (greyed out while empty); other classes once they
-    # hold a benchmark. Order: Spark by node count, the others, Unlabeled last.
-    listed = [
-        cls
-        for cls in selectors.hardware_classes()
-        if cls.pk in occupied or (cls.preset and cls.family == Family.DGX_SPARK)
-    ]
-    listed.sort(
-        key=lambda cls: (
-            0 if cls.family == Family.DGX_SPARK else 2 if cls.family == Family.UNLABELED else 1,
-            cls.device_count if cls.family == Family.DGX_SPARK else 0,
-            cls.name.lower(),
-        )
-    )
+    listed, occupied = selectors.picker_classes()
     classes = [{"cls": cls, "empty": cls.pk not in occupied} for cls in listed]
+    cards = selectors.crown_cards_by_class(cls.pk for cls in listed)
+    # The cards of the class picked; with none picked, of the first class (board order) that
+    # holds a crown.
+    crowned = next(
+        (
+            cls
+            for cls in listed
+            if (cls.slug == filters["hardware"] if filters["hardware"] else cls.pk in cards)
+        ),
+        None,
+    )
     return render(
         request,
         "board/home.html",
         {
             "page": page,
             "classes": classes,
+            "crowned_class": crowned,
+            "crown_cards": cards.get(crowned.pk) if crowned else None,
             "query": _query_without_page(request),
             "badge_labels": BADGE_LABELS,
             **filters,
@@ -86,11 +88,16 @@ def hardware_page(request, slug: str):
         raise Http404("no such hardware class")
     queryset = selectors.benchmarks(hardware=slug)
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
+    histories = selectors.crown_histories(hardware_class)
     return render(
         request,
         "board/hardware.html",
         {
             "hardware_class": hardware_class,
+            "crown_cards": selectors.crown_cards(hardware_class),
+            "histories": [
+                {"history": history, "chart": crown_timeline(history)} for history in histories
+            ],
             "page": page,
             "query": _query_without_page(request),
             "badge_labels": BADGE_LABELS,
@@ -130,6 +137,7 @@ def model_page(request, canonical_id: str):
             "benchmarks": benchmarks,
             "category_names": category_names,
             "speed": speed,
+            "crowns": selectors.model_crowns(bench_model),
             "badge_labels": BADGE_LABELS,
         },
     )
@@ -157,6 +165,9 @@ def benchmark_page(request, benchmark_id: str):
             "trust_meaning": glossary.TRUST.get(benchmark.trust, ""),
             "verification_meaning": glossary.VERIFICATION.get(benchmark.verification, ""),
             "charts": perf_charts(detail.cohorts),
+            "commands": selectors.benchmark_commands(detail),
+            "reproduction": selectors.benchmark_reproductions(benchmark),
+            "crowns": selectors.crowns_held(benchmark),
             "modalities": [
                 (kind.label, benchmark.modalities.get(kind.value)) for kind in MODALITIES
             ],
@@ -222,38 +233,63 @@ def run_page(request, run_id: str):
 
 
 def _flag_rows(left: list[str], right: list[str]) -> list[dict]:
-    """Flags side by side, a row per flag name; a row differs when its values do.
-    (recipes/diff.py replaces this once Recipe objects land.)"""
+    """Flags side by side, a row per option (recipes/diff.py reads them): what B adds, removes
+    and changes against A is highlighted; the flags both share stay plain."""
+    a, b = flag_map(left), flag_map(right)
+    diff = diff_flags(left, right)
+    state = {row["flag"]: "added" for row in diff["added"]}
+    state |= {row["flag"]: "removed" for row in diff["removed"]}
+    state |= {row["flag"]: "changed" for row in diff["changed"]}
+    return [
+        {
+            "name": name,
+            "a": a.get(name),
+            "b": b.get(name),
+            "in_a": name in a,
+            "in_b": name in b,
+            "state": state.get(name, "same"),
+            "differs": name in state,
+        }
+        for name in list(a) + [n for n in b if n not in a]
+    ]
 
-    def pairs(flags: list[str]) -> dict[str, str]:
-        result: dict[str, str] = {}
-        index = 0
-        while index < len(flags):
-            name = flags[index]
-            value = ""
-            if (
-                name.startswith("-")
-                and index + 1 < len(flags)
-                and not flags[index + 1].startswith("--")
-            ):
-                value = flags[index + 1]
-                index += 1
-            result[name] = value
-            index += 1
-        return result
 
-    a, b = pairs(left), pairs(right)
-    rows = []
-    for name in list(a) + [n for n in b if n not in a]:
-        rows.append(
+def _recipe_rows(a: BenchmarkView, b: BenchmarkView) -> list[dict]:
+    """The recipes' other parts side by side; with both recipes registered, what differs is
+    what recipes/diff.py says differs."""
+    recipe_a, recipe_b = a.benchmark.recipe, b.benchmark.recipe
+    if recipe_a is not None and recipe_b is not None:
+        spec_a, spec_b = recipe_a.public_spec(), recipe_b.public_spec()
+        differing = {row["field"] for row in diff_recipes(spec_a, spec_b)["fields"]}
+        return [
             {
-                "name": name,
-                "a": a.get(name),
-                "b": b.get(name),
-                "differs": a.get(name) != b.get(name),
+                "name": name.replace("_", " "),
+                "a": _shown(getattr(spec_a, name)),
+                "b": _shown(getattr(spec_b, name)),
+                "differs": name in differing,
             }
-        )
-    return rows
+            for name in RECIPE_FIELDS
+        ]
+    left, right = a.recipe or {}, b.recipe or {}
+    return [
+        {
+            "name": name.replace("_", " "),
+            "a": left.get(name),
+            "b": right.get(name),
+            "differs": left.get(name) != right.get(name),
+        }
+        for name in ("engine", "image", "context_len")
+    ]
+
+
+RECIPE_FIELDS = ("engine", "image", "image_digest", "drafter", "context_len")
+
+
+def _shown(value):
+    """A recipe field as a cell shows it: the drafter as compact JSON, not a Python repr."""
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+    return value
 
 
 def compare(request):
@@ -267,10 +303,8 @@ def compare(request):
     if a and b:
         recipe_a, recipe_b = a.recipe or {}, b.recipe or {}
         context["flag_rows"] = _flag_rows(recipe_a.get("flags") or [], recipe_b.get("flags") or [])
-        context["recipe_rows"] = [
-            {"name": key, "a": recipe_a.get(key), "b": recipe_b.get(key)}
-            for key in ("engine", "image", "context_len", "quant")
-        ]
+        context["recipe_rows"] = _recipe_rows(a, b)
+        context["recipe_ids"] = (a.benchmark.recipe_id, b.benchmark.recipe_id)
         names = []
         for side in (a, b):
             for category in side.benchmark.categories:
@@ -296,3 +330,21 @@ def methodology_page(request):
 def recipes_index(request):
     page = Paginator(selectors.recipes_in_use(), 100).get_page(request.GET.get("page"))
     return render(request, "board/recipes.html", {"page": page})
+
+
+def recipe_page(request, recipe_id: str):
+    usage = selectors.recipe_usage(recipe_id[:64])
+    if usage is None:
+        raise Http404("no such recipe")
+    served = usage.benchmarks
+    return render(
+        request,
+        "board/recipe.html",
+        {
+            "usage": usage,
+            "recipe_json": usage.recipe.public_json(),
+            "models": list(dict.fromkeys(b.model.canonical_id for b in served)),
+            "classes": list({b.hardware_class.slug: b.hardware_class for b in served}.values()),
+            "badge_labels": BADGE_LABELS,
+        },
+    )

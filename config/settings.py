@@ -1,11 +1,16 @@
 """Settings for AEON Board, read from the environment.
 
-The embedded default needs nothing set: SQLite and blobs under `var/`, Celery eager, a
-development secret. `AEON_ENV=production` refuses to start without `SECRET_KEY`.
+They fail closed (docs/operations.md §Settings): unless `AEON_ENV=development` is chosen
+explicitly, the board runs the production configuration, which refuses to start without
+`SECRET_KEY` and a site URL (or allowed hosts), keeps `DEBUG` off and serves only its own hosts.
+The development configuration (`make run`, `make test`, pytest's settings module
+`config.development`) needs nothing set: SQLite and blobs under `var/`, Celery eager, a
+development secret.
 """
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -29,19 +34,33 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-AEON_ENV = env_str("AEON_ENV", "development")
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+AEON_ENV = env_str("AEON_ENV", "production").strip().lower() or "production"
+if AEON_ENV not in ("production", "development"):
+    raise ImproperlyConfigured(f"AEON_ENV must be 'production' or 'development', not {AEON_ENV!r}")
 PRODUCTION = AEON_ENV == "production"
+DEVELOPMENT = not PRODUCTION
 DATA_DIR = Path(env_str("AEON_DATA_DIR", str(BASE_DIR / "var")))
+
+# While this file exists /healthz answers 503 so the proxy drains this replica
+# (docs/operations.md §Health and drain); give each replica its own.
+AEON_DRAIN_FILE = Path(env_str("AEON_DRAIN_FILE", str(DATA_DIR / "draining")))
 
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if PRODUCTION:
-        raise ImproperlyConfigured("SECRET_KEY must be set when AEON_ENV=production")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when AEON_ENV=production "
+            "(AEON_ENV=development chooses the development configuration)"
+        )
     SECRET_KEY = "development-only-not-secret"
 
-DEBUG = env_bool("DEBUG", not PRODUCTION)
-ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "*" if not PRODUCTION else "").split(",") if h]
-CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS").split(",") if o]
+DEBUG = env_bool("DEBUG", DEVELOPMENT)
+if DEBUG and PRODUCTION:
+    raise ImproperlyConfigured("DEBUG is for the development configuration only")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,9 +75,11 @@ INSTALLED_APPS = [
     "submissions",
     "board",
     "recipes",
+    "anchor",
 ]
 
 MIDDLEWARE = [
+    "config.health.ProbeMiddleware",  # /healthz and /readyz, answered before the host check
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.ApiJsonErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -113,6 +134,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 
+# A read replica of the primary (docs/scale-out.md §Read replica): board reads go there, the pod
+# channel, transactions, tasks and migrations never do (config/dbrouter.py). Tests run against
+# the primary's test database by the same name on the replica's server.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0)
+    )
+    if DATABASES["replica"]["ENGINE"] == "django.db.backends.postgresql":
+        # An unreachable replica costs a request seconds, not minutes, then is skipped.
+        DATABASES["replica"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["config.dbrouter.ReplicaRouter"]
+    MIDDLEWARE.insert(0, "config.dbrouter.ReplicaReadsMiddleware")
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -125,7 +161,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("AEON_STATIC_ROOT", str(DATA_DIR / "staticfiles")))  # image: baked in
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
@@ -153,13 +189,19 @@ AEON_MAX_SMALL_BYTES = env_int("AEON_MAX_SMALL_BYTES", 8 * 1024)
 # keeps the limits of a public board. The development defaults (AEON_ENV=development only) make
 # room on one loopback address for the demo load of `make run` (about 750 requests within a
 # minute or two, some 450 of them by the demo's Spark key) plus a few local pods of one's own.
-DEVELOPMENT = AEON_ENV == "development"
 AEON_RATE_WINDOW_SECONDS = env_int("AEON_RATE_WINDOW_SECONDS", 60)
 AEON_RATE_LIMIT_PER_IP = env_int("AEON_RATE_LIMIT_PER_IP", 3000 if DEVELOPMENT else 600)
 AEON_RATE_LIMIT_PER_KEY = env_int("AEON_RATE_LIMIT_PER_KEY", 1500 if DEVELOPMENT else 300)
 AEON_MAX_OPEN_RUNS_PER_KEY = env_int("AEON_MAX_OPEN_RUNS_PER_KEY", 50)
 AEON_FORGERY_REVOKE_THRESHOLD = env_int("AEON_FORGERY_REVOKE_THRESHOLD", 5)
 AEON_CHALLENGE_TTL_SECONDS = env_int("AEON_CHALLENGE_TTL_SECONDS", 300)
+
+# The board's own ed25519 signing key, a PEM (PKCS8) file made by `manage.py create_board_key`
+# (docs/trust-anchor.md). Development defaults to one under the data folder; any other
+# configuration has no default and is not ready until it is set.
+AEON_BOARD_KEY_FILE = env_str(
+    "AEON_BOARD_KEY_FILE", str(DATA_DIR / "board-key.pem") if DEVELOPMENT else ""
+)
 
 # The client IP comes from REMOTE_ADDR unless a trusted proxy sets this header (WSGI name,
 # e.g. HTTP_X_FORWARDED_FOR); its right-most entry is the one our proxy appended.
@@ -171,6 +213,11 @@ AEON_BLOB_DIR = Path(env_str("AEON_BLOB_DIR", str(DATA_DIR / "blobs")))
 AEON_S3_BUCKET = env_str("AEON_S3_BUCKET")
 AEON_S3_ENDPOINT_URL = env_str("AEON_S3_ENDPOINT_URL") or None
 AEON_S3_PREFIX = env_str("AEON_S3_PREFIX", "bundles/")
+AEON_S3_REGION = env_str("AEON_S3_REGION") or None  # else boto3's own (AWS_DEFAULT_REGION)
+if AEON_BLOB_BACKEND not in ("file", "s3"):
+    raise ImproperlyConfigured("AEON_BLOB_BACKEND must be file or s3")
+if AEON_BLOB_BACKEND == "s3" and not AEON_S3_BUCKET:
+    raise ImproperlyConfigured("AEON_BLOB_BACKEND=s3 needs AEON_S3_BUCKET")
 
 AEON_HF_ENDPOINT = env_str("AEON_HF_ENDPOINT", "https://huggingface.co")
 AEON_HF_TOKEN = env_str("AEON_HF_TOKEN") or None
@@ -182,6 +229,8 @@ AEON_RECIPE_IMAGES = [
 ]
 
 AEON_SITE_URL = env_str("AEON_SITE_URL", "")
+# The build the trust endpoints name (docs/trust-anchor.md); unset: a hash of the source files.
+AEON_BUILD_HASH = env_str("AEON_BUILD_HASH")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 
 # Cached read answers (board/answer_cache.py), keyed by the board's generation number:
@@ -219,6 +268,24 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task taken by a worker that dies before acknowledging it (acks_late) goes back to the queue
+# once this long has passed; longer than the longest retry countdown, or Redis would hand a
+# waiting retry to a second worker (docs/operations.md §Background work).
+# Workers look for such tasks every 10 s (one cheap Redis query), not every 100 s.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("AEON_BROKER_VISIBILITY_TIMEOUT", 7200),
+    "unacked_restore_throttle": 1,
+}
+# The worker logs through our LOGGING (JSON lines in production), not a handler of its own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# The single beat: weight checks still pending after their retries should have ended are sent
+# again (one lost enqueue, a broker restart), so no run stays pending for ever.
+CELERY_BEAT_SCHEDULE = {
+    "sweep-pending-weight-checks": {
+        "task": "submissions.tasks.sweep_pending_weight_checks",
+        "schedule": env_int("AEON_WEIGHT_SWEEP_SECONDS", 3600),
+    }
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -239,18 +306,71 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# Absolute URLs (the run page given to pods, canonical and OpenGraph links, exports) are built
+# from this configured address, never from a request's Host header. In production it comes from
+# AEON_SITE_URL, or else https:// and the first of ALLOWED_HOSTS; development may leave it empty
+# and then answers with the address the request came to.
+AEON_SITE_URL = AEON_SITE_URL.strip().rstrip("/")
+if AEON_SITE_URL:
+    _site = urlsplit(AEON_SITE_URL)
+    if _site.scheme not in ("http", "https") or not _site.hostname or _site.path:
+        raise ImproperlyConfigured(
+            f"AEON_SITE_URL must be a scheme and host such as https://aeon-bench.com, "
+            f"not {AEON_SITE_URL!r}"
+        )
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+if not ALLOWED_HOSTS:
+    if AEON_SITE_URL:
+        ALLOWED_HOSTS = [urlsplit(AEON_SITE_URL).hostname]
+    elif DEVELOPMENT:
+        ALLOWED_HOSTS = ["*"]
+    else:
+        raise ImproperlyConfigured(
+            "set AEON_SITE_URL (e.g. https://aeon-bench.com) or ALLOWED_HOSTS "
+            "when AEON_ENV=production"
+        )
+if PRODUCTION and not AEON_SITE_URL:
+    _first = ALLOWED_HOSTS[0].lstrip(".")
+    if _first in ("", "*"):
+        raise ImproperlyConfigured("set AEON_SITE_URL: ALLOWED_HOSTS names no single host")
+    AEON_SITE_URL = f"https://{_first}"
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS") or (
+    [AEON_SITE_URL] if AEON_SITE_URL else []
+)
+
 SECURE_CONTENT_TYPE_NOSNIFF = True
-SESSION_COOKIE_SECURE = PRODUCTION
-CSRF_COOKIE_SECURE = PRODUCTION
+# Behind a TLS proxy the request reaches us over plain HTTP: Django sees it as secure (HSTS,
+# secure redirects) only through the scheme header our proxy sets, and only when configured,
+# because any client can send that header to a board reached directly. The value is the WSGI
+# name, e.g. HTTP_X_FORWARDED_PROTO; the proxy must overwrite the header, never pass it on.
+AEON_TRUSTED_PROXY_SSL_HEADER = env_str("AEON_TRUSTED_PROXY_SSL_HEADER").strip()
+SECURE_PROXY_SSL_HEADER = (
+    (AEON_TRUSTED_PROXY_SSL_HEADER, "https") if AEON_TRUSTED_PROXY_SSL_HEADER else None
+)
+SECURE_SSL_REDIRECT = env_bool("AEON_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# Cookies are secure in production unless the site itself is plain http (`make prod` on
+# loopback): the admin must still be able to log in there.
+_plain_http_site = AEON_SITE_URL.startswith("http://")
+SESSION_COOKIE_SECURE = PRODUCTION and not _plain_http_site
+CSRF_COOKIE_SECURE = PRODUCTION and not _plain_http_site
 SECURE_HSTS_SECONDS = 31536000 if PRODUCTION else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = PRODUCTION
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# Production logs JSON lines on stdout (docs/operations.md §Logs); development plain text.
+AEON_LOG_FORMAT = env_str("AEON_LOG_FORMAT", "json" if PRODUCTION else "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "config.jsonlog.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            **({"formatter": "json"} if AEON_LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.server": {"level": "WARNING"},

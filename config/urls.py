@@ -3,17 +3,14 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config import health
-
 urlpatterns = [
     path("", include("submissions.urls")),
     path("", include("board.urls")),
+    path("", include("anchor.urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view loads its start-up script from ?script instead of inlining it: CSP 'self'.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
-    path("healthz", health.healthz),
-    path("readyz", health.readyz),
 ]
 if settings.AEON_BENCH_FLOOR_DIR:  # the read benchmark's floor, never in a deployment
     from config.bench_floor import floor

@@ -1,8 +1,14 @@
-"""Moderation of the pod channel: keys can be revoked; evidence is read-only."""
+"""Moderation of the pod channel (docs/trust-anchor.md §Moderation): keys can be revoked and
+quarantined bundles reviewed, through the moderation services; evidence is read-only and never
+deleted here."""
 
-from django.contrib import admin, messages
+from django.contrib import admin
+from django.utils.html import format_html
 
-from submissions import services
+from anchor import moderation
+from anchor.admin_actions import reason_action
+from submissions import selectors
+from submissions.blobstore import BlobStoreUnavailable
 from submissions.models import (
     DeviceKey,
     IngestLogEntry,
@@ -10,6 +16,7 @@ from submissions.models import (
     QuarantinedBundle,
     RunSession,
 )
+from submissions.pages import REASON_MEANINGS
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -33,33 +40,21 @@ class KeyAuditInline(admin.TabularInline):
         return False
 
 
+def _revoke(*, moderator, obj, reason):
+    moderation.revoke_key(moderator=moderator, key_id=obj.pk, reason=reason)
+
+
+def _review(*, moderator, obj, reason):
+    moderation.review_quarantined(moderator=moderator, quarantine_id=obj.pk, reason=reason)
+
+
 @admin.register(DeviceKey)
-class DeviceKeyAdmin(admin.ModelAdmin):
+class DeviceKeyAdmin(ReadOnlyAdmin):
     list_display = ["fingerprint", "status", "enrolled_at", "last_seen_at", "revoked_at"]
     list_filter = ["status"]
     search_fields = ["fingerprint", "public_key"]
-    readonly_fields = [
-        "public_key",
-        "fingerprint",
-        "status",
-        "enrolled_at",
-        "last_seen_at",
-        "revoked_at",
-        "revoked_reason",
-    ]
     inlines = [KeyAuditInline]
-    actions = ["revoke"]
-
-    def has_add_permission(self, request):
-        return False
-
-    @admin.action(description="Revoke the selected keys")
-    def revoke(self, request, queryset):
-        revoked = sum(
-            services.revoke_key_by_moderator(key.pk, reason=f"revoked by moderator {request.user}")
-            for key in queryset
-        )
-        self.message_user(request, f"{revoked} key(s) revoked.", messages.SUCCESS)
+    actions = [reason_action("revoke_keys", "Revoke the selected keys", _revoke)]
 
 
 @admin.register(RunSession)
@@ -95,11 +90,39 @@ class IngestLogAdmin(ReadOnlyAdmin):
     search_fields = ["run_id", "key_fingerprint", "client_ip"]
 
 
+PREVIEW_BYTES = 8192
+
+
 @admin.register(QuarantinedBundle)
-class QuarantinedBundleAdmin(admin.ModelAdmin):
+class QuarantinedBundleAdmin(ReadOnlyAdmin):
+    """Refused signed bundles kept for review, with the refusal's reason code."""
+
     list_display = ["created_at", "reason", "run_id", "key_fingerprint", "raw", "reviewed"]
     list_filter = ["reason", "reviewed"]
-    readonly_fields = ["raw", "run_id", "key_fingerprint", "reason", "note", "created_at"]
+    search_fields = ["run_id", "key_fingerprint", "raw__sha256"]
+    fields = [
+        "created_at",
+        "reason",
+        "reason_meaning",
+        "note",
+        "run_id",
+        "key_fingerprint",
+        "raw",
+        "reviewed",
+        "bundle_preview",
+    ]
+    readonly_fields = fields
+    actions = [reason_action("review_quarantined", "Mark the selected bundles reviewed", _review)]
 
-    def has_add_permission(self, request):
-        return False
+    @admin.display(description="what the reason code means")
+    def reason_meaning(self, obj):
+        return REASON_MEANINGS.get(obj.reason, "")
+
+    @admin.display(description=f"bundle (first {PREVIEW_BYTES} bytes)")
+    def bundle_preview(self, obj):
+        try:
+            body = selectors.raw_bundle(obj.raw_id)
+        except (FileNotFoundError, BlobStoreUnavailable):
+            return "not in the evidence store"
+        text = body[:PREVIEW_BYTES].decode("utf-8", errors="replace")
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", text)

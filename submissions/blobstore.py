@@ -1,6 +1,7 @@
 """Content-addressed storage of raw signed bundles: a folder by default, an S3-compatible
 bucket by setting. Evidence is written before anything derived from it."""
 
+import base64
 import hashlib
 import os
 import tempfile
@@ -65,46 +66,87 @@ class FileBlobStore:
 
 
 class S3BlobStore:
-    def __init__(self, bucket: str, prefix: str, endpoint_url: str | None):
-        import boto3  # optional dependency: pip install .[s3]
+    """Bundles as objects `<prefix><sha256>` in one bucket of S3 or an S3-compatible server.
+
+    Credentials come from boto3's usual sources (`AWS_ACCESS_KEY_ID` and
+    `AWS_SECRET_ACCESS_KEY`, a profile, an instance role); docs/scale-out.md §The evidence
+    bucket. Every failure to reach the bucket is `BlobStoreUnavailable`: the pod gets 503 and
+    retries; only an object that is truly absent is `FileNotFoundError`."""
+
+    def __init__(self, bucket: str, prefix: str, endpoint_url: str | None, region: str | None):
+        import boto3  # here, not at the top: a board on the folder never pays its import
+        from botocore.config import Config
+        from botocore.exceptions import BotoCoreError, ClientError
 
         self.bucket, self.prefix = bucket, prefix
-        self.client = boto3.client("s3", endpoint_url=endpoint_url)
+        self._errors = (BotoCoreError, ClientError)
+        config = Config(
+            # An S3-compatible server on its own host names buckets in the path.
+            s3={"addressing_style": "path" if endpoint_url else "auto"},
+            connect_timeout=5,
+            read_timeout=60,
+            # A pod retries a 503 itself: fail within seconds rather than hold the upload.
+            retries={"mode": "standard", "max_attempts": 3},
+        )
+        self.client = boto3.session.Session().client(
+            "s3", endpoint_url=endpoint_url, region_name=region, config=config
+        )
+
+    def _key(self, digest: str) -> str:
+        return self.prefix + digest
 
     def put(self, data: bytes | bytearray, *, digest: str | None = None) -> str:
         digest = digest or sha256_hex(data)
         try:
-            self.client.put_object(Bucket=self.bucket, Key=self.prefix + digest, Body=data)
-        except Exception as exc:  # botocore raises many types; all mean "not stored"
-            raise BlobStoreUnavailable(str(exc)) from exc
+            # S3 checks the bytes it received against our sha256 before storing them; the
+            # bytearray goes as it is (a 128 MiB bundle is never copied).
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=self._key(digest),
+                Body=data,
+                ChecksumSHA256=base64.b64encode(bytes.fromhex(digest)).decode("ascii"),
+            )
+        except self._errors as exc:
+            raise BlobStoreUnavailable(f"S3 put {self._key(digest)}: {exc}") from exc
         return digest
 
     def get(self, digest: str) -> bytes:
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=self.prefix + digest)[
-                "Body"
-            ].read()
-        except self.client.exceptions.NoSuchKey as exc:
-            raise FileNotFoundError(digest) from exc
+            answer = self.client.get_object(Bucket=self.bucket, Key=self._key(digest))
+            return answer["Body"].read()
+        except self._errors as exc:
+            if _is_missing(exc):
+                raise FileNotFoundError(digest) from exc
+            raise BlobStoreUnavailable(f"S3 get {self._key(digest)}: {exc}") from exc
 
     def exists(self, digest: str) -> bool:
         try:
-            self.client.head_object(Bucket=self.bucket, Key=self.prefix + digest)
-        except Exception:
-            return False
+            self.client.head_object(Bucket=self.bucket, Key=self._key(digest))
+        except self._errors as exc:
+            if _is_missing(exc):
+                return False
+            raise BlobStoreUnavailable(f"S3 head {self._key(digest)}: {exc}") from exc
         return True
 
     def check(self) -> None:
+        """Readiness: the bucket answers to our credentials."""
         try:
             self.client.head_bucket(Bucket=self.bucket)
-        except Exception as exc:
-            raise BlobStoreUnavailable(str(exc)) from exc
+        except self._errors as exc:
+            raise BlobStoreUnavailable(f"S3 bucket {self.bucket}: {exc}") from exc
+
+
+def _is_missing(exc: Exception) -> bool:
+    code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
+    return code in ("NoSuchKey", "404", "NotFound")
 
 
 @cache
-def _store_for(backend: str, root: str, bucket: str, prefix: str, endpoint: str | None):
+def _store_for(
+    backend: str, root: str, bucket: str, prefix: str, endpoint: str | None, region: str | None
+):
     if backend == "s3":
-        return S3BlobStore(bucket, prefix, endpoint)
+        return S3BlobStore(bucket, prefix, endpoint, region)
     return FileBlobStore(Path(root))
 
 
@@ -115,4 +157,5 @@ def blob_store():
         settings.AEON_S3_BUCKET,
         settings.AEON_S3_PREFIX,
         settings.AEON_S3_ENDPOINT_URL,
+        settings.AEON_S3_REGION,
     )

@@ -2,12 +2,13 @@
 signed bundles as downloads. (The pod routes themselves are in views.py.)"""
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from board import selectors as board_selectors
 from board.models import Badge
+from board.public import public_bundle
 from config.api_errors import Reason
 from submissions import selectors
 from submissions.blobstore import BlobStoreUnavailable
@@ -109,4 +110,16 @@ def run_bundle(request, run_id: str):
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     response["Cache-Control"] = "private, no-store"
     response["X-Aeon-Bundle-Sha256"] = digest
+    return response
+
+
+@require_GET
+def run_public_bundle(request, run_id: str):
+    """The run's bundle as the public may have it (board/public.py): scrubbed, a download."""
+    run = board_selectors.public_runs_with_results().filter(run_id=run_id).first()
+    if run is None:
+        raise Http404("no such run")
+    response = JsonResponse(public_bundle(run), json_dumps_params={"ensure_ascii": False})
+    response["Content-Disposition"] = f'attachment; filename="aeon-run-{run_id}-public.json"'
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response

@@ -5,6 +5,7 @@ from functools import partial
 
 from django.db import transaction
 
+from anchor import services as anchor_services
 from board import services as board_services
 from board.models import Verification
 from submissions import tasks
@@ -50,4 +51,7 @@ def rebuild_board() -> int:
                     transaction.on_commit(partial(tasks.verify_weights.delay, run.run_id))
                 count += 1
     board_services.recompute_all_read_models()
+    # Runs recorded before manifests existed get version 1; a run the replay re-derived
+    # differently gets a new version saying so (docs/trust-anchor.md §Run manifests).
+    anchor_services.sign_all_manifests(cause={"kind": "rebuild"})
     return count

@@ -24,6 +24,8 @@ from django.db import DataError, IntegrityError, OperationalError, connection, t
 from django.db.models import Q
 from django.utils import timezone
 
+from anchor import services as anchor_services
+from anchor import tasks as anchor_tasks
 from board import selectors as board_selectors
 from board import services as board_services
 from board.jsonsafe import storable
@@ -184,6 +186,8 @@ def revoke_key(key: DeviceKey, *, reason: str) -> bool:
     key.revoked_reason = reason[:200]
     key.save(update_fields=["status", "revoked_at", "revoked_reason"])
     KeyAuditEntry.objects.create(key=key, action=KeyAuditEntry.Action.REVOKED, note=reason)
+    # The manifests of its runs say so (docs/trust-anchor.md §Run manifests), once this commits.
+    transaction.on_commit(partial(anchor_tasks.key_revoked.delay, key.fingerprint))
     return True
 
 
@@ -191,6 +195,11 @@ def revoke_key_by_moderator(key_id: int, *, reason: str) -> bool:
     with transaction.atomic():
         key = DeviceKey.objects.select_for_update().get(pk=key_id)
         return revoke_key(key, reason=reason)
+
+
+def mark_quarantine_reviewed(quarantine_id: int) -> None:
+    """A moderator reviewed a quarantined bundle; the bundle and its reason stay as they are."""
+    QuarantinedBundle.objects.filter(pk=quarantine_id).update(reviewed=True)
 
 
 def record_forgery(*, key_id: int, reason: Reason, run_id: str) -> bool:
@@ -617,6 +626,8 @@ def _commit_final(submission: _Submission) -> Outcome:
                     bundle_sha256=submission.digest,
                     committed_at=now,
                 )
+                # The board's signed manifest, version 1, commits with the run.
+                anchor_services.sign_at_commit(run.run_id)
                 job_sig = submission.job_sig or current.job_sig
                 # The claim: exactly one final wins a session, and the (key, job_sig) constraint
                 # makes a concurrent commit of the same job fail here.

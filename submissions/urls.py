@@ -13,4 +13,5 @@ urlpatterns = [
     path("api/v1/jobs/<str:job_sig>", views.job_status, name="pod-job-status"),
     path("pods/<str:fingerprint>/", pages.pod_page, name="pod"),
     path("runs/<str:run_id>/bundle.json", pages.run_bundle, name="run-bundle"),
+    path("runs/<str:run_id>/public.json", pages.run_public_bundle, name="run-public-bundle"),
 ]

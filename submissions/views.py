@@ -14,6 +14,7 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from config.api_errors import Reason, json_error
+from config.site_url import absolute_url
 from submissions import services
 from submissions.blobstore import BlobStoreUnavailable
 from submissions.jsonbody import BodyTooLarge, ReceivedBody, read_capped
@@ -114,7 +115,7 @@ def pod_route(route: IngestRoute, *, method: str, cap: str | None = None, logged
                 _log(route, outcome, body.size, ip, kwargs.get("run_id", ""))
             body_out = outcome.body
             if isinstance(body_out.get("url"), str) and body_out["url"].startswith("/"):
-                body_out = body_out | {"url": request.build_absolute_uri(body_out["url"])}
+                body_out = body_out | {"url": absolute_url(request, body_out["url"])}
             response = JsonResponse(body_out, status=outcome.status)
             if retry_after is not None:
                 response["Retry-After"] = str(retry_after)

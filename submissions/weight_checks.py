@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
+from anchor import services as anchor_services
 from board import services as board_services
 from board.models import Run, Verification
 from submissions.models import WeightCheckCache
@@ -31,6 +32,15 @@ class WeightCheckDeferred(Exception):
     def __init__(self, countdown: int, note: str):
         super().__init__(note)
         self.countdown = countdown
+
+
+def overdue_pending_run_ids() -> list[str]:
+    """Runs still pending long after their checks should have ended (a lost enqueue, a broker
+    restart without persistence): the beat sends their checks again. A check sent twice is
+    harmless: the verdict is recorded once and the Hub's answer is cached per commit."""
+    overdue = timezone.now() - timedelta(seconds=2 * settings.AEON_WEIGHT_RETRY_MAX_SECONDS)
+    pending = Run.objects.filter(verification=Verification.PENDING, committed_at__lt=overdue)
+    return list(pending.values_list("run_id", flat=True)[:1000])
 
 
 def hub_answer(repo: str, commit: str) -> HubAnswer:
@@ -114,6 +124,7 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
             attempts=attempts,
             checked_at=timezone.now(),
         )
+        anchor_services.after_weight_verdict(run_id, verdict)
         return verdict
 
     if (

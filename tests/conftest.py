@@ -31,6 +31,17 @@ def blob_dir(tmp_path, settings):
     return settings.AEON_BLOB_DIR
 
 
+@pytest.fixture(autouse=True)
+def board_key_file(tmp_path, settings):
+    """Each test signs with its own board key, made the way production makes it."""
+    from anchor.keys import create_key_file
+
+    path = tmp_path / "board-key.pem"
+    create_key_file(path)
+    settings.AEON_BOARD_KEY_FILE = str(path)
+    return path
+
+
 @pytest.fixture
 def hub(settings):
     """The local Hugging Face stand-in, with the board pointed at it."""

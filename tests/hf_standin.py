@@ -48,6 +48,7 @@ class HubStandIn:
         self._repos: dict[str, _Repo] = {}
         self._failures: dict[str, list[int]] = {}
         self._gates: dict[str, int] = {}
+        self._holds: dict[str, threading.Event] = {}
         self._requests: list[tuple[str, str]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -122,6 +123,11 @@ class HubStandIn:
         with self._lock:
             self._failures.setdefault(repo_id, []).extend([status] * times)
 
+    def recover(self, repo_id: str) -> None:
+        """Forget the failures still queued for `repo_id`: the Hub answers again."""
+        with self._lock:
+            self._failures.pop(repo_id, None)
+
     def gate(self, repo_id: str, status: int) -> None:
         """Always refuse `repo_id` with 401/403 (gated) or 404 (private or deleted)."""
         if status not in (401, 403, 404):
@@ -133,6 +139,22 @@ class HubStandIn:
         """Access to `repo_id` is granted again (a gate lifted, a token renewed)."""
         with self._lock:
             self._gates.pop(repo_id, None)
+
+    def hold(self, repo_id: str) -> None:
+        """Keep every request for `repo_id` waiting, unanswered, until `release(repo_id)`:
+        a weight check caught in the middle."""
+        with self._lock:
+            self._holds[repo_id] = threading.Event()
+
+    def release(self, repo_id: str) -> None:
+        with self._lock:
+            held = self._holds.pop(repo_id, None)
+        if held is not None:
+            held.set()
+
+    def asked_about(self, repo_id: str) -> int:
+        """How many requests named `repo_id` so far."""
+        return sum(1 for _, path in self.requests if f"{_MODELS_PREFIX}{repo_id}" in unquote(path))
 
     # -- answering ---------------------------------------------------------------------------
 
@@ -151,6 +173,10 @@ class HubStandIn:
             revision = unquote(revision)
         repo_id = unquote(repo_part).strip("/")
         with_blobs = _is_true(parse_qs(parts.query).get("blobs"))
+        with self._lock:
+            held = self._holds.get(repo_id)
+        if held is not None:
+            held.wait(timeout=300)
 
         with self._lock:
             queued = self._failures.get(repo_id)

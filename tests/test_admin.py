@@ -27,7 +27,12 @@ def test_a_moderator_revokes_a_key_with_an_audit_entry(moderator_client):
     key = DeviceKey.objects.create(public_key=PUBLIC_KEY, fingerprint=key_fingerprint(PUBLIC_KEY))
     response = moderator_client.post(
         "/admin/submissions/devicekey/",
-        {"action": "revoke", "_selected_action": [key.pk]},
+        {
+            "action": "revoke_keys",
+            "_selected_action": [key.pk],
+            "reason": "leaked key",
+            "apply": "1",
+        },
         follow=True,
     )
     assert response.status_code == 200

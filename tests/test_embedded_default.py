@@ -10,6 +10,7 @@ real signing client, sending each request once (no retries): every answer is cou
 import collections
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -165,19 +166,29 @@ class EmbeddedBoard:
 
 def start_board(data_dir: Path, *, make: bool = False, **env: str) -> EmbeddedBoard:
     """Start the board in a session of its own, as a terminal starts `make run`: either `make
-    run` itself, or its last two steps (migrate a fresh SQLite database, then `run_demo`)."""
+    run` itself, or its steps (migrate a fresh SQLite database, make the development board key,
+    then `run_demo`)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     environment = embedded_env(data_dir, port, **env)
     if make:
-        command = ["make", "--no-print-directory", "run"]
+        command = ["make", "--no-print-directory", "run"]  # it chooses development itself
     else:
+        environment["AEON_ENV"] = "development"  # as `make run` chooses it
         subprocess.run(
             [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
             cwd=ROOT,
             env=environment,
             check=True,
             timeout=300,
+        )
+        subprocess.run(
+            [sys.executable, "manage.py", "create_board_key", "--if-missing"],
+            cwd=ROOT,
+            env=environment,
+            check=True,
+            timeout=120,
+            capture_output=True,
         )
         command = [sys.executable, "manage.py", "run_demo", "--port", str(port)]
     log = data_dir / "make-run.log"
@@ -278,6 +289,8 @@ class BusyBoard:
     sigterm_status: int
     started_processes: dict[int, str]
     left_alive: set[int]
+    board_page: str  # `/` once the demo is loaded
+    throughput_crowns: list[dict]
 
 
 @pytest.fixture(scope="module")
@@ -291,9 +304,23 @@ def busy_board(tmp_path_factory) -> BusyBoard:
         after = Traffic()
         local_pod = CountingPod(board.url, after.statuses, after.lock)
         after.finals = upload_job(local_pod, DEMO_MODELS[5], "2027-02-09T08:00:00Z")
+        page = read_text(board.url + "/")
+        crowns = json.loads(read_text(board.url + "/api/v1/champions?axis=throughput"))
         started = board.started_processes()
         status, left = board.stop(signal.SIGTERM)
-        return BusyBoard(pods, poller, loading, outcome, board.output, after, status, started, left)
+        return BusyBoard(
+            pods,
+            poller,
+            loading,
+            outcome,
+            board.output,
+            after,
+            status,
+            started,
+            left,
+            page,
+            crowns["champions"],
+        )
     finally:
         board.kill_all()
 
@@ -318,6 +345,22 @@ def test_a_local_pod_commits_without_a_429_right_after_the_demo_load(busy_board)
     assert "RATE_LIMITED" not in summary  # the demo pods themselves were never held back
     assert busy_board.after_load.finals == [200] * len(job_bundles(DEMO_MODELS[5]))
     assert set(busy_board.after_load.statuses) == {200}, busy_board.after_load.statuses
+
+
+def read_text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return response.read().decode()
+
+
+def test_the_demo_board_crowns_three_classes_and_names_the_spark_cohort(busy_board):
+    crowns = {c["hardware_class"]["name"]: c for c in busy_board.throughput_crowns}
+    assert len(crowns) >= 3, sorted(crowns)
+    spark = crowns["Single DGX Spark"]
+    assert re.fullmatch(r"[a-z]+ @ c\d+", spark["cohort"]), spark["cohort"]
+    # The board opens on the Single DGX Spark champions, the throughput card naming its cohort.
+    assert re.search(r"Champions on <a [^>]+>Single DGX Spark</a>", busy_board.board_page)
+    card = busy_board.board_page.split('data-axis="throughput"', 1)[1].split("</article>")[0]
+    assert spark["cohort"] in card and spark["model"] in card
 
 
 def test_sigterm_stops_run_demo_and_the_server_it_started(busy_board):
@@ -386,6 +429,10 @@ def test_stopping_make_run_leaves_no_process_behind(tmp_path, group):
     board = start_board(tmp_path / "board", make=True)
     try:
         board.wait_for("AEON Board is up", timeout=300)
+        # make run made the development board key under the data folder, and said so.
+        assert "board key created" in board.output
+        assert (board.data_dir / "board-key.pem").exists()
+        assert board.get("/.well-known/aeon-bench.json") == 200
         started = board.started_processes()
         assert any("runserver" in line for line in started.values()), started
         # A terminal's Ctrl-C sends SIGINT to the whole foreground group; a supervisor sends
@@ -402,7 +449,7 @@ def test_stopping_make_run_leaves_no_process_behind(tmp_path, group):
 @pytest.mark.parametrize(
     ("env", "limits"),
     [
-        ({}, "3000 1500 60"),
+        ({"AEON_ENV": "development"}, "3000 1500 60"),
         (
             {"AEON_ENV": "production", "SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "b.example"},
             "600 300 60",

@@ -1,6 +1,7 @@
-"""Storage failing under the pod channel (docs/protocol.md §Evidence and the ingest log: "nothing is lost"): the database failing
-mid-commit and the blob store being unavailable answer 503 UNAVAILABLE, leave no partial run and
-keep the session open, so the pod's retry of the same final commits once."""
+"""Storage failing under the pod channel (docs/protocol.md §Evidence and the ingest log: "nothing
+is lost"): the database failing mid-commit answers 503 UNAVAILABLE, leaves no partial run and keeps
+the session open, so the pod's retry of the same final commits once. An unreachable evidence
+store: tests/test_blob_stores.py."""
 
 import hashlib
 
@@ -136,26 +137,3 @@ def test_a_database_failure_mid_commit_keeps_the_checkpointed_rows(results_fault
     retried = pod.submit(session, content)
     assert without_benchmark(retried) == local_answer(board_url, session.run_id, 6)
     assert Result.objects.count() == 6
-
-
-def test_an_unavailable_blob_store_refuses_with_503_and_stores_nothing(
-    postgres, pod, board_url, blob_dir, settings, tmp_path
-):
-    session = pod.open_run(MODEL, TEXT_SUITE, "text")
-    body = signed_body(pod, session, small_content(4, job_sig=job_sig("blob")))
-    not_a_folder = tmp_path / "not-a-folder"
-    not_a_folder.write_text("a regular file where the blob folder should be")
-    settings.AEON_BLOB_DIR = not_a_folder / "blobs"
-
-    failed = post_results(pod, session, body)
-
-    assert_unavailable(failed)
-    assert_nothing_committed(session)
-    assert not RawBundle.objects.exists()
-
-    settings.AEON_BLOB_DIR = blob_dir
-    retried = post_results(pod, session, body)
-    assert without_benchmark(retried) == local_answer(board_url, session.run_id, 4)
-    assert Run.objects.count() == 1
-    digest = hashlib.sha256(body).hexdigest()
-    assert (blob_dir / digest[:2] / digest[2:4] / digest).read_bytes() == body

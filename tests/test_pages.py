@@ -82,17 +82,22 @@ def test_page_query_counts_do_not_grow_with_the_rows_shown(pod, make_pod, client
     assert renamed == before
 
 
-def test_a_page_weighs_less_than_150_kb_without_plotly(pod, client):
+def test_a_page_weighs_less_than_150_kb_without_plotly(pod, board_url, client):
     prefill_hub_cache()
     answers = submit_job(pod, job_bundles(DEMO_MODELS[0]))
     benchmark_id = benchmark_id_of(answers)
     statics: dict[str, int] = {}
+    recipe_id = read_api(board_url, f"/api/v1/benchmarks/{benchmark_id}").body["recipe_id"]
     for path in (
         "/",
+        "/hardware/dgx-spark-x1/",
         f"/benchmarks/{benchmark_id}/",
         f"/runs/{answers[0].body['run_id']}/",
+        f"/recipes/{recipe_id}/",
         f"/compare/?a={benchmark_id}&b={benchmark_id}",
         f"/models/{DEMO_MODELS[0].hf_repo.lower()}/",
+        f"/pods/{key_fingerprint(pod.public_key)}/",
+        "/methodology/",
     ):
         html = client.get(path).content
         assets = re.findall(rb'(?:src|href)="(/static/[^"]+\.(?:css|js))"', html)
@@ -184,6 +189,32 @@ def test_a_raw_bundle_downloads_byte_for_byte_for_moderators_only(pod, board_url
     assert client.get("/runs/nosuchrun/bundle.json").status_code == 404
 
 
+def test_anyone_downloads_a_scrubbed_copy_of_a_bundle(pod, board_url, client):
+    prefill_hub_cache()
+    answers = submit_job(pod, core_job(DEMO_MODELS[0]))
+    run_id = answers[1].body["run_id"]
+    detail = read_api(board_url, f"/api/v1/runs/{run_id}").body
+    page = read_api(board_url, f"/benchmarks/{answers[0].body['benchmark_id']}/").text
+    assert f'href="/runs/{run_id}/public.json"' in page
+    assert f'href="/runs/{run_id}/bundle.json"' not in page  # the signed original: staff only
+    response = client.get(f"/runs/{run_id}/public.json")
+    assert response.status_code == 200
+    assert "attachment" in response["Content-Disposition"]
+    assert "sandbox" in response["Content-Security-Policy"]
+    text = response.content.decode()
+    copy = json.loads(text)
+    assert copy["schema"] == "aeon-public-bundle-v1"
+    assert copy["signed_bundle_sha256"] == detail["bundle_sha256"]
+    assert copy["run"]["results"] and copy["run"]["run_id"] == run_id
+    # What the demo pod signed but no public surface shows.
+    client.force_login(
+        get_user_model().objects.create_user("moderator", password="x" * 12, is_staff=True)
+    )
+    signed = client.get(f"/runs/{run_id}/bundle.json").content.decode()
+    for private in ("job_sig", "job_group", "/home/aeon", "docker_run", '"command"'):
+        assert private in signed and private not in text, private
+
+
 def test_a_withheld_run_offers_no_page_and_no_bundle(pod, board_url):
     entry = [e for e in job_bundles(DEMO_MODELS[0]) if e[1] == PERF_SUITE_ID][0]
     bundle = entry[3]
@@ -193,6 +224,7 @@ def test_a_withheld_run_offers_no_page_and_no_bundle(pod, board_url):
     run_id = answer.body["run_id"]
     assert read_api(board_url, f"/runs/{run_id}/").status == 404
     assert read_api(board_url, f"/runs/{run_id}/bundle.json").status == 404
+    assert read_api(board_url, f"/runs/{run_id}/public.json").status == 404
     pod_page = read_api(board_url, f"/pods/{key_fingerprint(pod.public_key)}/").text
     assert f'href="/runs/{run_id}/"' not in pod_page  # listed, not linked
     assert run_id in pod_page
@@ -218,11 +250,21 @@ def test_pages_say_so_when_there_is_nothing_to_show(client):
         ("/compare/", "Enter two benchmark ids"),
         ("/compare/?a=nope&b=nada", "No public benchmark has the id"),
         ("/hardware/dgx-spark-x2/", "No benchmark on 2× DGX Spark yet"),
+        ("/hardware/dgx-spark-x2/", "No crown has been held on 2× DGX Spark yet"),
+        ("/", "No hardware class has a champion yet"),
+        ("/?hardware=dgx-spark-x2", "No champion on 2× DGX Spark yet"),
     ):
         response = client.get(path)
         assert response.status_code == 200, path
         assert words in response.content.decode(), path
-    for path in ("/benchmarks/nope/", "/runs/nope/", "/models/no/such/", "/hardware/nope/"):
+    for path in (
+        "/benchmarks/nope/",
+        "/runs/nope/",
+        "/runs/nope/public.json",
+        "/models/no/such/",
+        "/hardware/nope/",
+        "/recipes/nope/",
+    ):
         assert client.get(path).status_code == 404, path
 
 

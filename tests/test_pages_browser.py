@@ -7,6 +7,7 @@ and no test here writes). Every page is checked in light and dark, at desktop wi
 to var/screenshots/.
 """
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,9 @@ class DemoBoard:
     retune: str = ""  # the same model and class, an earlier recipe
     queued: str = ""  # rungs above --max-num-seqs
     rtx: str = ""
+    rtx_model: str = ""
+    recipe: str = ""  # the flagship's recipe id
+    retune_recipe: str = ""
     hostile: str = ""
     pod: str = ""
     text_run: str = ""
@@ -113,6 +117,11 @@ def demo_board(django_db_setup, django_db_blocker, tmp_path_factory, chromium_pa
             board.queued = submit_job(pod(), core_job(queued_model))[0].body["benchmark_id"]
             rtx_model = next(m for m in DEMO_MODELS if m.detected_label == "RTX 5090 32GB")
             board.rtx = submit_job(pod(), core_job(rtx_model))[0].body["benchmark_id"]
+            board.rtx_model = rtx_model.hf_repo.lower()
+            flagship_detail = read_api(server.url, f"/api/v1/benchmarks/{board.flagship}").body
+            board.recipe = flagship_detail["recipe_id"]
+            retune_detail = read_api(server.url, f"/api/v1/benchmarks/{board.retune}").body
+            board.retune_recipe = retune_detail["recipe_id"]
             text = [e for e in job_bundles(DEMO_MODELS[2]) if e[1] == TEXT_SUITE_ID][0]
             hostile = pod().submit_run(HOSTILE_NAME, TEXT_SUITE_ID, "text", as_local_run(text[3]))
             assert hostile.status == 200, hostile.body
@@ -188,6 +197,8 @@ def page_paths(board: DemoBoard) -> dict[str, str]:
         "board-filtered": "/?hardware=dgx-spark-x1&ranked=1",
         "hardware-index": "/hardware/",
         "hardware": "/hardware/dgx-spark-x1/",
+        "hardware-empty": "/hardware/dgx-spark-x2/",
+        "recipe": f"/recipes/{board.recipe}/",
         "models": "/models/",
         "model": f"/models/{DEMO_MODELS[0].hf_repo.lower()}/",
         "benchmark": f"/benchmarks/{board.flagship}/",
@@ -241,7 +252,7 @@ def test_screenshots_of_the_main_pages_in_both_themes(browser, demo_board):
     paths = page_paths(demo_board)
     for scheme in ("light", "dark"):
         visit = Visit(browser, scheme=scheme)
-        for name in ("board", "hardware", "benchmark", "compare", "run", "model"):
+        for name in ("board", "hardware", "benchmark", "recipe", "compare", "run", "model"):
             visit.open(demo_board.url + paths[name])
             if visit.page.locator(".chart").count():
                 charts_drawn(visit.page)
@@ -250,9 +261,11 @@ def test_screenshots_of_the_main_pages_in_both_themes(browser, demo_board):
             assert target.stat().st_size > 10_000
         visit.close()
     phone = Visit(browser, scheme="dark", viewport=PHONE)
-    phone.open(demo_board.url + paths["benchmark"])
-    charts_drawn(phone.page)
-    phone.page.screenshot(path=str(SCREENSHOTS / "benchmark-dark-phone.png"))
+    for name in ("board", "hardware", "benchmark", "recipe"):
+        phone.open(demo_board.url + paths[name])
+        if phone.page.locator(".chart").count():
+            charts_drawn(phone.page)
+        phone.page.screenshot(path=str(SCREENSHOTS / f"{name}-dark-phone.png"))
     phone.close()
 
 
@@ -308,6 +321,75 @@ def test_a_copy_button_puts_the_serve_flags_on_the_clipboard(browser, demo_board
         "() => document.querySelector('button.copy').textContent === 'Copied'"
     )
     assert visit.page.evaluate("navigator.clipboard.readText()") == expected
+    visit.close()
+
+
+def test_a_copy_button_puts_the_docker_run_command_on_the_clipboard(browser, demo_board):
+    visit = Visit(browser, permissions=["clipboard-read", "clipboard-write"])
+    for path, element in (
+        (f"/recipes/{demo_board.recipe}/", "cmd-1-docker"),
+        (f"/benchmarks/{demo_board.flagship}/", "cmd-docker"),
+    ):
+        visit.open(demo_board.url + path)
+        command = visit.page.locator(f"#{element}").inner_text()
+        assert command.startswith("docker run") and "--max-num-seqs" in command, command
+        button = visit.page.locator(f"button.copy[data-copy={element}]")
+        button.click()
+        visit.page.wait_for_function(
+            f"() => document.querySelector('button.copy[data-copy={element}]').textContent"
+            " === 'Copied'"
+        )
+        assert visit.page.evaluate("navigator.clipboard.readText()") == command
+    visit.close()
+
+
+def test_a_recipe_page_shows_its_json_commands_benchmarks_and_diff(browser, demo_board):
+    visit = Visit(browser)
+    visit.open(f"{demo_board.url}/recipes/{demo_board.recipe}/")
+    recipe = json.loads(visit.page.locator("#recipe-json").inner_text())
+    assert recipe["id"] == demo_board.recipe and "--max-num-seqs" in recipe["flags"]
+    assert visit.page.locator("#cmd-1-hf").inner_text().startswith("huggingface-cli download")
+    benchmarks = visit.page.locator("table.runs tbody tr")
+    assert benchmarks.count() >= 1
+    # The retune's recipe against the flagship's, which holds the class's throughput crown:
+    # the diff names the flags that differ.
+    visit.open(f"{demo_board.url}/recipes/{demo_board.retune_recipe}/")
+    diff = visit.page.locator(".diff-box ul.diff").first.inner_text()
+    assert demo_board.differing_flags & set(diff.split()), diff
+    visit.close()
+
+
+def test_the_class_selector_changes_the_champions(browser, demo_board):
+    visit = Visit(browser)
+    visit.open(demo_board.url + "/")
+    heading = visit.page.locator("h2#champions")
+    assert heading.inner_text() == "Champions on Single DGX Spark"
+    throughput = visit.page.locator(".card.crown[data-axis=throughput]")
+    assert DEMO_MODELS[0].hf_repo.lower() in throughput.inner_text()
+    assert "@ c" in throughput.locator(".cohort").inner_text()  # every speed names its cohort
+    assert visit.page.locator(".card.crown").count() == 4
+    visit.page.locator("ul.class-picker").get_by_role(
+        "link", name="NVIDIA RTX 5090", exact=True
+    ).click()
+    visit.page.wait_for_url("**hardware=nvidia-rtx-5090-x1**")
+    assert heading.inner_text() == "Champions on NVIDIA RTX 5090"
+    assert demo_board.rtx_model in throughput.inner_text()
+    assert DEMO_MODELS[0].hf_repo.lower() not in throughput.inner_text()
+    recipe_link = throughput.locator("a.recipe-link")
+    recipe_link.click()
+    visit.page.wait_for_load_state("networkidle")
+    assert visit.page.locator("h1").inner_text().startswith("Recipe ")
+    visit.close()
+
+
+def test_a_hardware_class_draws_its_crown_history_per_axis(browser, demo_board):
+    visit = Visit(browser)
+    visit.open(f"{demo_board.url}/hardware/dgx-spark-x1/")
+    assert charts_drawn(visit.page) == 4  # throughput, single stream, latency, quality
+    assert visit.page.locator(".card.crown").count() == 4
+    history = visit.page.locator("#history-throughput tbody tr")
+    assert history.count() >= 1
+    assert "holds it" in history.last.inner_text()
     visit.close()
 
 

@@ -15,7 +15,6 @@ from submissions.models import (
     ForgeryEvent,
     IngestLogEntry,
     KeyAuditEntry,
-    RawBundle,
     RunSession,
     SessionBundle,
     SessionStatus,
@@ -413,27 +412,3 @@ def test_every_accepted_attempt_leaves_an_ingest_log_row(pod):
     assert opened.run_id == first.run_id == last.run_id == session.run_id
     assert (first.bytes, first.bundle_sha256) == (len(checkpoint), sha256(checkpoint))
     assert (last.bytes, last.bundle_sha256) == (len(final), sha256(final))
-
-
-def test_the_raw_bundle_is_stored_content_addressed_in_the_blob_dir(pod, blob_dir):
-    session = pod.open_run(MODEL, TEXT_SUITE, "text")
-    content = small_content(3)
-    checkpoint = signed_body(
-        pod, session, content | {"results": content["results"][:1]}, final=False
-    )
-    final = signed_body(pod, session, content)
-
-    post_results(pod, session, checkpoint)
-    post_results(pod, session, final)
-
-    for body in (checkpoint, final):
-        digest = sha256(body)
-        path = blob_dir / digest[:2] / digest[2:4] / digest
-        assert path.read_bytes() == body
-        assert RawBundle.objects.get(sha256=digest).size == len(body)
-    assert list(
-        SessionBundle.objects.filter(session__run_id=session.run_id)
-        .order_by("pk")
-        .values_list("raw_id", "final")
-    ) == [(sha256(checkpoint), False), (sha256(final), True)]
-    assert Run.objects.get(run_id=session.run_id).bundle_sha256 == sha256(final)

@@ -54,7 +54,8 @@ class Command(BaseCommand):
             self._prefill()
             server = subprocess.Popen(
                 [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
-                env=os.environ | {"AEON_DEMO": "1"},
+                # The development server and demo data: the development configuration.
+                env=os.environ | {"AEON_DEMO": "1", "AEON_ENV": "development"},
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
             self._wait_until_up(base_url, server)

@@ -1,0 +1,45 @@
+"""Gunicorn in production: `make prod` and the container both start it with this file
+(docs/operations.md §The web processes). Every value can be overridden from the environment."""
+
+import os
+
+bind = os.environ.get("GUNICORN_BIND") or (
+    f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+)
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# A pod's final upload may be 128 MiB on a slow link: the request thread reads it as it comes
+# (a gthread worker keeps its heartbeat meanwhile); the pod itself gives up after 120 s and
+# sends again, so a request never needs longer than this.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "300"))
+# SIGTERM (a rolling update, `make prod` stopping): uploads in flight get this long to finish.
+graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "150"))
+keepalive = 5
+# Recycle workers now and then: memory held by a large upload goes back to the system.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
+max_requests_jitter = 200
+# Gunicorn would believe X-Forwarded-Proto from 127.0.0.1 on its own; the scheme header is
+# trusted by Django only, and only when AEON_TRUSTED_PROXY_SSL_HEADER says so.
+secure_scheme_headers: dict[str, str] = {}
+control_socket_disable = True  # several boards on one machine would share its path
+accesslog = "-"
+errorlog = "-"
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)s'
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "config.jsonlog.JsonFormatter"}},
+    "handlers": {
+        "stdout": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "stream": "ext://sys.stdout",
+        }
+    },
+    "root": {"handlers": ["stdout"], "level": "INFO"},
+    "loggers": {
+        "gunicorn.error": {"handlers": ["stdout"], "level": "INFO", "propagate": False},
+        "gunicorn.access": {"handlers": ["stdout"], "level": "INFO", "propagate": False},
+    },
+}

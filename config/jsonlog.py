@@ -1,0 +1,35 @@
+"""Log records as JSON lines, one object a line (docs/operations.md §Logs).
+
+Production logs go to stdout as JSON so a collector can parse them without guessing: `ts`,
+`level`, `logger`, `message`, the exception text when there is one, and for gunicorn's access
+log the request's fields (`remote`, `request`, `status`, `bytes`, `ms`).
+"""
+
+import json
+import logging
+from datetime import UTC, datetime
+
+ACCESS_FIELDS = {"h": "remote", "r": "request", "s": "status", "b": "bytes", "M": "ms"}
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+        }
+        if record.name == "gunicorn.access" and isinstance(record.args, dict):
+            entry["message"] = "request"
+            for atom, name in ACCESS_FIELDS.items():
+                value = record.args.get(atom)
+                entry[name] = int(value) if name in ("status", "ms") and _digits(value) else value
+        else:
+            entry["message"] = record.getMessage()
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def _digits(value) -> bool:
+    return isinstance(value, str) and value.isdigit() or isinstance(value, int)

@@ -1,0 +1,283 @@
+"""A second PostgreSQL cluster on this machine, a streaming replica of the test database's server
+(docs/scale-out.md §Read replica): `pg_basebackup -R` from the primary, started on its own port
+from a temporary folder, with WAL replay that a test can pause and resume.
+
+The primary must accept replication connections from 127.0.0.1. When it does not, the cluster
+adds `host replication all 127.0.0.1/32 trust` to the primary's pg_hba.conf (once; only a
+loopback primary whose file this user may write) and reloads it; `wal_level` and
+`max_wal_senders` are only checked, since changing them needs a restart.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+REPLICATION_HBA_LINE = "host replication all 127.0.0.1/32 trust"
+# The hot-standby parameters a standby must hold at least at the primary's values.
+STANDBY_MINIMUMS = (
+    "max_connections",
+    "max_worker_processes",
+    "max_wal_senders",
+    "max_prepared_transactions",
+    "max_locks_per_transaction",
+)
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class ClusterUnavailable(Exception):
+    """This machine cannot run the replica: the message says what is missing."""
+
+
+class ReplicaCluster:
+    def __init__(self, *, host: str, port: int, user: str, dbname: str, replica_port: int):
+        self.host, self.port, self.user, self.dbname = host, port, user, dbname
+        self.replica_port = replica_port
+        self.folder: Path | None = None
+        self.bin: Path | None = None
+
+    # --- connections -------------------------------------------------------------------------
+
+    def primary(self, dbname: str | None = None, **kwargs) -> psycopg.Connection:
+        return psycopg.connect(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            dbname=dbname or self.dbname,
+            autocommit=True,
+            connect_timeout=5,
+            **kwargs,
+        )
+
+    def replica(self) -> psycopg.Connection:
+        return psycopg.connect(
+            host="127.0.0.1",
+            port=self.replica_port,
+            user=self.user,
+            dbname=self.dbname,
+            autocommit=True,
+            connect_timeout=5,
+        )
+
+    def on_replica(self, sql: str, params=()) -> list[tuple]:
+        with self.replica() as conn:
+            return _rows(conn.execute(sql, params))
+
+    def on_primary(self, sql: str, params=()) -> list[tuple]:
+        with self.primary() as conn:
+            return _rows(conn.execute(sql, params))
+
+    def url(self, application_name: str) -> str:
+        return (
+            f"postgres://{self.user}@127.0.0.1:{self.replica_port}/{self.dbname}"
+            f"?application_name={application_name}"
+        )
+
+    # --- the replica's statement log --------------------------------------------------------
+
+    def log_mark(self) -> int:
+        return (self.folder / "replica.log").stat().st_size
+
+    def statements_since(self, mark: int, application_name: str) -> list[str]:
+        """The statements clients named `application_name` ran on the replica after `mark`."""
+        with open(self.folder / "replica.log", "rb") as log:
+            log.seek(mark)
+            text = log.read().decode("utf-8", "replace")
+        prefix = f"[{application_name}] LOG:  statement: "
+        return [line[len(prefix) :] for line in text.splitlines() if line.startswith(prefix)]
+
+    # --- set-up ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.host not in LOOPBACK:
+            raise ClusterUnavailable(f"the primary must run on this machine, not {self.host}")
+        with self.primary("postgres") as conn:
+            major = conn.info.server_version // 10000
+            settings = {
+                name: conn.execute(f"SHOW {name}").fetchone()[0]
+                for name in ("wal_level", "hba_file", *STANDBY_MINIMUMS)
+            }
+        self.bin = Path(os.environ.get("AEON_PG_BIN") or f"/usr/lib/postgresql/{major}/bin")
+        for program in ("pg_basebackup", "pg_ctl", "postgres"):
+            if not (self.bin / program).exists():
+                raise ClusterUnavailable(
+                    f"needs PostgreSQL {major}'s server programs in {self.bin} "
+                    f"(apt-get install postgresql-{major}, or set AEON_PG_BIN)"
+                )
+        if (
+            settings["wal_level"] not in ("replica", "logical")
+            or int(settings["max_wal_senders"]) < 2
+        ):
+            raise ClusterUnavailable(
+                "the primary needs wal_level=replica and max_wal_senders >= 2 (a restart)"
+            )
+        self._allow_replication(settings["hba_file"])
+        self._stop_stale_replica()
+        self.folder = Path(tempfile.mkdtemp(prefix="aeon-replica-"))
+        self._own(self.folder)
+        data = self.folder / "data"
+        self._run(
+            "pg_basebackup",
+            *("-h", "127.0.0.1", "-p", str(self.port), "-U", self.user),
+            *("-D", str(data), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"),
+        )
+        minimums = "\n".join(f"{name} = {settings[name]}" for name in STANDBY_MINIMUMS)
+        self._write(
+            data / "postgresql.conf",
+            f"port = {self.replica_port}\n"
+            "listen_addresses = '127.0.0.1'\n"
+            f"unix_socket_directories = '{self.folder}'\n"
+            "hot_standby = on\n"
+            "hot_standby_feedback = on\n"
+            "shared_buffers = 32MB\n"
+            "fsync = off\n"
+            # Every statement, with the client's application_name: who asked the replica what.
+            "log_statement = 'all'\n"
+            "log_line_prefix = '[%a] '\n"
+            f"{minimums}\n",
+        )
+        self._write(data / "pg_hba.conf", "local all all trust\nhost all all 127.0.0.1/32 trust\n")
+        self._write(data / "pg_ident.conf", "")
+        log = self.folder / "replica.log"
+        self._run("pg_ctl", "-D", str(data), "-l", str(log), "-w", "-t", "60", "start")
+        self._wait(lambda: self.on_replica("SELECT pg_is_in_recovery()")[0][0], "recovery")
+        self.wait_for_replay()
+
+    def stop(self) -> None:
+        if self.folder is None:
+            return
+        data = self.folder / "data"
+        if (data / "postmaster.pid").exists():
+            self._run("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop", check=False)
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder = None
+
+    def _allow_replication(self, hba_file: str) -> None:
+        if self._replication_allowed():
+            return
+        hba = Path(hba_file)
+        try:
+            text = hba.read_text()
+            if REPLICATION_HBA_LINE not in text:
+                hba.write_text(
+                    text.rstrip("\n")
+                    + "\n# AEON Board tests: a streaming replica on loopback\n"
+                    + REPLICATION_HBA_LINE
+                    + "\n"
+                )
+        except OSError as exc:
+            raise ClusterUnavailable(
+                f"the primary refuses replication from 127.0.0.1 and {hba} cannot be changed "
+                f"({exc.strerror}): add `{REPLICATION_HBA_LINE}` and reload it"
+            ) from exc
+        self.on_primary("SELECT pg_reload_conf()")
+        self._wait(self._replication_allowed, "the primary to allow replication connections")
+
+    def _replication_allowed(self) -> bool:
+        try:
+            psycopg.connect(
+                host=self.host,
+                port=self.port,
+                user=self.user,
+                replication="true",
+                connect_timeout=5,
+            ).close()
+        except psycopg.OperationalError as exc:
+            if "pg_hba.conf" in str(exc):
+                return False
+            raise
+        return True
+
+    def _stop_stale_replica(self) -> None:
+        """A replica left running on our port by an interrupted run is stopped; anything else
+        there makes this run unavailable."""
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", self.replica_port)) != 0:
+                return
+        try:
+            with psycopg.connect(
+                host="127.0.0.1", port=self.replica_port, user=self.user, dbname="postgres"
+            ) as conn:
+                folder = conn.execute("SHOW data_directory").fetchone()[0]
+        except psycopg.Error as exc:
+            raise ClusterUnavailable(f"port {self.replica_port} is in use") from exc
+        if not Path(folder).parent.name.startswith("aeon-replica-"):
+            raise ClusterUnavailable(f"port {self.replica_port} is in use by {folder}")
+        self._run("pg_ctl", "-D", folder, "-m", "immediate", "-w", "stop", check=False)
+        shutil.rmtree(Path(folder).parent, ignore_errors=True)
+
+    # --- replay ------------------------------------------------------------------------------
+
+    def wait_for_replay(self) -> None:
+        """Until the replica has replayed everything the primary has written so far."""
+        lsn = self.on_primary("SELECT pg_current_wal_lsn()::text")[0][0]
+        self._wait(
+            lambda: self.on_replica("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn,))[0][0],
+            f"the replica to replay up to {lsn}",
+        )
+
+    def pause_replay(self) -> None:
+        self.on_replica("SELECT pg_wal_replay_pause()")
+        self._wait(
+            lambda: self.on_replica("SELECT pg_get_wal_replay_pause_state()")[0][0] == "paused",
+            "replay to pause",
+        )
+
+    def resume_replay(self) -> None:
+        self.on_replica("SELECT pg_wal_replay_resume()")
+
+    def resume_replay_if_running(self) -> None:
+        """Before a stop: a standby paused mid-test must not hold the primary's DROP DATABASE."""
+        if self.folder is not None and (self.folder / "data" / "postmaster.pid").exists():
+            try:
+                self.resume_replay()
+            except psycopg.Error:
+                pass
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _as_postgres(self) -> list[str]:
+        """The server refuses to run as root: as root, run its programs as `postgres`."""
+        return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+    def _own(self, path: Path) -> None:
+        if os.geteuid() == 0:
+            shutil.chown(path, "postgres", "postgres")
+
+    def _write(self, path: Path, text: str) -> None:
+        path.write_text(text)
+        self._own(path)
+
+    def _run(self, program: str, *args: str, check: bool = True) -> None:
+        done = subprocess.run(
+            [*self._as_postgres(), str(self.bin / program), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=self.folder or "/",
+        )
+        if check and done.returncode != 0:
+            log = self.folder / "replica.log" if self.folder else None
+            tail = log.read_text()[-2000:] if log and log.exists() else ""
+            raise RuntimeError(f"{program} failed: {done.stderr or done.stdout}\n{tail}")
+
+    @staticmethod
+    def _wait(ready, what: str, seconds: float = 60) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                if ready():
+                    return
+            except psycopg.OperationalError:
+                pass
+            time.sleep(0.1)
+        raise TimeoutError(f"waited {seconds:.0f} s for {what}")
+
+
+def _rows(cursor) -> list[tuple]:
+    return cursor.fetchall() if cursor.description else []

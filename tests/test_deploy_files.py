@@ -1,0 +1,149 @@
+"""The container deployment as files (deploy/, docs/operations.md §Containers): the compose file
+and the Caddyfile validate with the real tools, and say what production needs. Images cannot
+be pulled here, so nothing is started; `tests/test_prod_stack.py` runs the same processes."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import missing_service
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+ENV = {"SITE_ADDRESS": "board.example", "ACME_EMAIL": "ops@board.example"}
+ENV |= {"SECRET_KEY": "s" * 50, "POSTGRES_PASSWORD": "p"}
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name)
+    if not found:
+        missing_service(f"needs {name} (apt-get install {name})")
+    return found
+
+
+@pytest.fixture(scope="module")
+def compose(tmp_path_factory) -> dict:
+    env_file = tmp_path_factory.mktemp("compose") / "env"
+    env_file.write_text("".join(f"{k}={v}\n" for k, v in ENV.items()))
+    clean = {k: v for k, v in os.environ.items() if k not in ENV}
+    done = subprocess.run(
+        [tool("docker-compose"), "-f", str(DEPLOY / "compose.yaml"), "--env-file", str(env_file)]
+        + ["config"],
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return yaml.safe_load(done.stdout)
+
+
+def test_compose_validates_and_publishes_only_the_proxy(compose):
+    services = compose["services"]
+    assert set(services) == {"caddy", "migrate", "app1", "app2", "worker", "beat", "db", "redis"}
+    assert [name for name, spec in services.items() if spec.get("ports")] == ["caddy"]
+    assert {p["target"] for p in services["caddy"]["ports"]} == {80, 443}
+
+
+def test_every_long_running_part_has_a_health_check(compose):
+    services = compose["services"]
+    for name in ("caddy", "app1", "app2", "worker", "db", "redis"):
+        assert services[name]["healthcheck"]["test"], name
+    assert "/readyz" in " ".join(services["app1"]["healthcheck"]["test"])
+
+
+def test_the_apps_run_production_behind_the_proxy_with_their_own_drain_file(compose):
+    app = compose["services"]["app1"]["environment"]
+    assert app["AEON_ENV"] == "production"
+    assert app["AEON_SITE_URL"] == "https://board.example"
+    assert app["AEON_TRUSTED_PROXY_SSL_HEADER"] == "HTTP_X_FORWARDED_PROTO"
+    assert app["AEON_DRAIN_FILE"].startswith("/tmp/")  # inside the container, not shared
+    assert app["AEON_BOARD_KEY_FILE"] == "/run/secrets/board_key"
+    assert app["DATABASE_URL"].startswith("postgres://aeon:p@db:5432/")
+    for name in ("app1", "app2", "worker", "beat"):
+        depends = compose["services"][name]["depends_on"]
+        assert depends["migrate"]["condition"] == "service_completed_successfully"
+
+
+def test_redis_keeps_its_queue_and_never_evicts(compose):
+    command = " ".join(compose["services"]["redis"]["command"])
+    assert "--appendonly yes" in command
+    assert "--maxmemory-policy noeviction" in command
+
+
+def test_there_is_one_beat_and_one_worker(compose):
+    services = compose["services"]
+    assert "beat" in services["beat"]["command"]
+    assert "worker" in services["worker"]["command"]
+    assert "deploy" not in services["beat"]  # no replicas setting: never scaled
+
+
+def test_the_image_builds_in_stages_and_runs_as_a_user():
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert len(re.findall(r"^FROM ", dockerfile, re.M)) == 2
+    assert re.search(r"^USER aeon", dockerfile, re.M)
+    assert "collectstatic" in dockerfile and "HEALTHCHECK" in dockerfile
+
+
+@pytest.fixture(scope="module")
+def caddy_config(tmp_path_factory) -> dict:
+    home = tmp_path_factory.mktemp("caddy")
+    done = subprocess.run(
+        [tool("caddy"), "adapt", "--config", str(DEPLOY / "Caddyfile"), "--validate"],
+        capture_output=True,
+        text=True,
+        env=os.environ | ENV | {"HOME": str(home), "XDG_DATA_HOME": str(home)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def handlers(node) -> list[dict]:
+    """Every handler object anywhere in the adapted config."""
+    found = []
+    if isinstance(node, dict):
+        if "handler" in node:
+            found.append(node)
+        for value in node.values():
+            found += handlers(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += handlers(value)
+    return found
+
+
+def test_caddy_limits_bodies_per_route_above_the_apps_own_cap(caddy_config):
+    from django.conf import settings
+
+    server = caddy_config["apps"]["http"]["servers"]["srv0"]
+    limits = sorted(h["max_size"] for h in handlers(server["routes"]) if "max_size" in h)
+    assert limits == [1024 * 1024, 130 * 1024 * 1024]
+    assert limits[1] > settings.AEON_MAX_RESULTS_BYTES  # the app answers its own JSON 413
+    assert "^/api/v1/runs/[^/]+/results$" in json.dumps(server["routes"])
+
+
+def test_caddy_answers_its_own_413_429_and_5xx_on_the_api_as_json(caddy_config):
+    errors = caddy_config["apps"]["http"]["servers"]["srv0"]["errors"]
+    bodies = {
+        h.get("status_code"): json.loads(h["body"])
+        for h in handlers(errors)
+        if h["handler"] == "static_response" and "body" in h
+    }
+    assert bodies[413]["reason"] == "SIZE_EXCEEDED"
+    assert bodies[429]["reason"] == "RATE_LIMITED"
+    assert bodies[503]["reason"] == "UNAVAILABLE"
+
+
+def test_caddy_drains_replicas_by_their_liveness_probe(caddy_config):
+    proxies = [h for h in handlers(caddy_config) if h["handler"] == "reverse_proxy"]
+    assert proxies and all(
+        p["health_checks"]["active"]["uri"] == "/healthz" and len(p["upstreams"]) == 2
+        for p in proxies
+    )

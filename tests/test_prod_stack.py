@@ -1,0 +1,324 @@
+"""`make prod`'s stack end to end (docs/operations.md): gunicorn, a Celery worker and one beat on
+Redis and PostgreSQL, started by `make prod` itself on loopback, used the way pods and visitors
+use it — a comprehensive benchmark uploaded by the signing pod client, the weight check against
+the Hugging Face stand-in, the pages and champion APIs read over HTTP; a worker killed in the
+middle of a weight check; a replica drained while an upload is in flight; a backup restored into
+a scratch database that answers the same champions; and Ctrl-C stopping every part."""
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from submissions.demo.bundles import demo_model, job_bundles
+from submissions.demo.podclient import USER_AGENT, PodClient
+from tests.boardjobs import core_job, put_on_hub, read_api, submit_job
+from tests.conftest import missing_service
+from tests.hf_standin import HubStandIn
+
+ROOT = Path(__file__).resolve().parent.parent
+REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+GEMMA = demo_model("gemma-4-26b-a4b-dflash-spark")  # 816 tok/s on coding @ c64
+QWEN = demo_model("qwen3-next-80b-a3b-thinking-nvfp4-spark")
+SPARK = "dgx-spark-x1"
+VISIBILITY_SECONDS = 5  # a task of a killed worker goes back to the queue after this
+
+pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker]
+
+
+@dataclass
+class Stack:
+    url: str
+    process: subprocess.Popen
+    log: Path
+    data_dir: Path
+    database_url: str
+    hub: HubStandIn
+
+    def lines(self) -> list[dict]:
+        found = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                found.append(json.loads(line))
+        return found
+
+    def worker_pid(self) -> int:
+        started = [e for e in self.lines() if e.get("message") == "worker started"]
+        return started[-1]["pid"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def services_or_skip() -> str:
+    """The PostgreSQL server of DATABASE_URL and the test Redis; the stack's database URL."""
+    import redis
+
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith("postgres"):
+        missing_service("needs PostgreSQL: set DATABASE_URL=postgres://…")
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.RedisError:
+        missing_service(f"needs Redis at {REDIS_URL}")
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/") + "_prodstack"
+    stack_url = urlunsplit(parts._replace(path=f"/{name}"))
+    drop_database(stack_url)
+    return stack_url
+
+
+def drop_database(url: str) -> None:
+    import psycopg
+
+    parts = urlsplit(url)
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+
+
+def descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    database_url = services_or_skip()
+    data_dir = tmp_path_factory.mktemp("prod")
+    log = data_dir / "make-prod.log"
+    port = free_port()
+    ours = ("AEON_", "DJANGO_", "CELERY_", "CACHE_URL", "DATABASE_URL", "SECRET_KEY", "DEBUG")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+    with HubStandIn() as hub:
+        env |= {
+            "PORT": str(port),
+            "DATABASE_URL": database_url,
+            "CELERY_BROKER_URL": REDIS_URL,
+            "AEON_DATA_DIR": str(data_dir / "var"),
+            "AEON_HF_ENDPOINT": hub.endpoint,
+            "AEON_HF_TIMEOUT_SECONDS": "120",  # a held check waits, it does not time out
+            "AEON_WEIGHT_RETRY_FIRST_SECONDS": "1",
+            "AEON_BROKER_VISIBILITY_TIMEOUT": str(VISIBILITY_SECONDS),
+            "WEB_CONCURRENCY": "2",
+            "CELERY_CONCURRENCY": "2",
+        }
+        with log.open("wb") as sink:
+            process = subprocess.Popen(
+                ["make", "--no-print-directory", "prod"],
+                cwd=ROOT,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        found = Stack(f"http://127.0.0.1:{port}", process, log, data_dir / "var", database_url, hub)
+        try:
+            deadline = time.monotonic() + 600
+            while not any(e.get("message") == "ready" for e in found.lines()):
+                assert process.poll() is None, log.read_text()[-5000:]
+                assert time.monotonic() < deadline, log.read_text()[-5000:]
+                time.sleep(0.5)
+            yield found
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                for pid in descendants(process.pid):
+                    os.kill(pid, signal.SIGKILL)
+            process.wait()
+
+
+def wait_for_verdict(stack: Stack, benchmark_id: str, seconds: float = 120) -> dict:
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = read_api(stack.url, f"/api/v1/benchmarks/{benchmark_id}").body
+        if answer["verification"]["verdict"] != "pending" or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.5)
+
+
+def test_the_stack_takes_a_comprehensive_benchmark_and_crowns_it(stack):
+    ready = read_api(stack.url, "/readyz")
+    assert (ready.status, ready.body["ok"]) == (200, True), ready.text
+    assert set(ready.body["checks"].values()) == {"ok"}
+    lines = stack.lines()
+    assert any("SECRET_KEY not set" in e["message"] for e in lines)
+    assert any("AEON_BOARD_KEY_FILE not set" in e["message"] for e in lines)
+    assert {e["part"] for e in lines} >= {"prod", "setup", "web", "worker", "beat"}
+    for line in stack.log.read_text().splitlines():  # make prod prints JSON lines only
+        assert isinstance(json.loads(line), dict), line
+    access = [e for e in lines if e.get("logger") == "gunicorn.access"]
+    assert {"remote", "request", "status", "ms"} <= set(access[-1])
+
+    put_on_hub(stack.hub, GEMMA)
+    pod = PodClient(stack.url, timeout=120)
+    assert pod.enroll().status == 200
+    job = job_bundles(GEMMA)
+    assert {suite for _, suite, _, _ in job} >= {"aeon-suite-v4", "aeon-agentic-v2.5"}
+    answers = submit_job(pod, job)
+    assert {a.body["verification"] for a in answers} == {"pending"}  # the worker decides
+    assert answers[0].body["url"].startswith(f"{stack.url}/runs/")  # the configured site
+    benchmark_id = answers[0].body["benchmark_id"]
+
+    benchmark = wait_for_verdict(stack, benchmark_id)
+    assert benchmark["verification"]["verdict"] == "verified", benchmark["verification"]
+    assert benchmark["ranked"] is True
+    page = read_api(stack.url, f"/benchmarks/{benchmark_id}/")
+    assert page.status == 200 and GEMMA.hf_repo.lower() in page.text
+
+    crown = read_api(stack.url, f"/api/v1/champions?hardware={SPARK}&axis=throughput").body
+    assert [(c["benchmark_id"], c["value"]) for c in crown["champions"]] == [(benchmark_id, 816.0)]
+    recipes = pod.send("GET", "/api/recipes/champions").body["champions"]
+    assert [(c["hf_repo"], c["peak_agg_tps"]) for c in recipes] == [(GEMMA.hf_repo, 816.0)]
+
+
+def test_a_weight_check_cut_short_by_a_killed_worker_completes_after_its_restart(stack):
+    put_on_hub(stack.hub, QWEN)
+    stack.hub.hold(QWEN.hf_repo)
+    asked = stack.hub.asked_about(QWEN.hf_repo)
+    pod = PodClient(stack.url, timeout=120)
+    pod.enroll()
+    answers = submit_job(pod, core_job(QWEN))
+    benchmark_id = answers[0].body["benchmark_id"]
+    deadline = time.monotonic() + 60
+    while stack.hub.asked_about(QWEN.hf_repo) == asked:  # the worker is inside the check
+        assert time.monotonic() < deadline, "the worker never asked the Hub"
+        time.sleep(0.2)
+
+    killed = stack.worker_pid()
+    os.kill(killed, signal.SIGKILL)
+    while alive(killed):
+        time.sleep(0.1)
+    stack.hub.release(QWEN.hf_repo)
+    benchmark = read_api(stack.url, f"/api/v1/benchmarks/{benchmark_id}").body
+    assert benchmark["verification"]["verdict"] == "pending"  # it died with the worker
+
+    benchmark = wait_for_verdict(stack, benchmark_id, seconds=120)
+    assert benchmark["verification"]["verdict"] == "verified", benchmark["verification"]
+    assert stack.worker_pid() != killed
+    assert any(e["message"] == "worker exited with -9: starting it again" for e in stack.lines())
+
+
+def test_a_draining_replica_answers_503_on_healthz_and_finishes_the_upload_in_flight(stack):
+    pod = PodClient(stack.url, timeout=120)
+    pod.enroll()
+    session = pod.open_run(GEMMA.hf_repo, "aeon-suite-v4", "text")
+    [(_, _, _, bundle)] = [e for e in job_bundles(GEMMA, started="2026-11-01T09:00:00Z")][:1]
+    body = json.dumps(pod.signed_results(session, bundle, final=True)).encode()
+    drain = stack.data_dir / "draining"
+
+    connection = http.client.HTTPConnection("127.0.0.1", urlsplit(stack.url).port, timeout=120)
+    connection.putrequest("POST", f"/api/v1/runs/{session.run_id}/results")
+    for name, value in {
+        "User-Agent": USER_AGENT,
+        "Content-Type": "application/json",
+        "Content-Length": str(len(body)),
+        "X-Aeon-Run-Token": session.run_token,
+    }.items():
+        connection.putheader(name, value)
+    connection.endheaders()
+    connection.send(body[: len(body) // 2])  # the upload is in flight …
+    try:
+        drain.write_text("")
+        health = read_api(stack.url, "/healthz")
+        assert (health.status, health.body) == (503, {"ok": False, "draining": True})
+        connection.send(body[len(body) // 2 :])  # … and completes
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        assert response.status == 200, answer
+        assert answer["ok"] is True and answer["run_id"] == session.run_id
+    finally:
+        connection.close()
+        drain.unlink(missing_ok=True)
+    assert read_api(stack.url, "/healthz").body == {"ok": True}
+
+
+def test_a_backup_restored_into_a_scratch_database_answers_the_same_champions(stack, tmp_path):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AEON_", "DJANGO_", "CELERY_", "CACHE_URL", "DATABASE_URL"))
+    }
+    secret = (stack.data_dir / "secret-key").read_text().strip()
+    env |= {
+        "PATH": f"{ROOT / '.venv' / 'bin'}:{env['PATH']}",
+        "AEON_ENV": "production",
+        "SECRET_KEY": secret,
+        "AEON_SITE_URL": stack.url,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "AEON_DATA_DIR": str(stack.data_dir),
+        "AEON_BOARD_KEY_FILE": str(stack.data_dir / "board-key.pem"),
+        "DATABASE_URL": stack.database_url,
+    }
+    backup = tmp_path / "backup"
+    done = subprocess.run(
+        ["deploy/backup.sh", str(backup)], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (backup / "db.dump").stat().st_size > 0
+    assert "bundles copied" in done.stdout
+
+    restore_url = stack.database_url + "_restore"  # a scratch name of this test's own
+    try:
+        restored = subprocess.run(
+            ["deploy/restore-verify.sh", str(backup)],
+            cwd=ROOT,
+            env=env | {"RESTORE_DATABASE_URL": restore_url, "LIVE_URL": stack.url, "SAMPLE": "100"},
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        drop_database(restore_url)
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "restore verified" in restored.stdout
+    report = json.loads(
+        restored.stdout[restored.stdout.index("{") : restored.stdout.rindex("}") + 1]
+    )
+    assert report["bundles_missing"] == []
+    assert report["bundles_verified"] >= 8
+    assert report["champions"]["/api/v1/champions"]["count"] > 0
+    assert report["champions"]["/api/v1/champions"]["same_as_live"] is True
+    assert report["champions"]["/api/recipes/champions"]["same_as_live"] is True
+
+
+def test_sigterm_to_make_prod_stops_every_part_and_leaves_nothing_behind(stack):
+    parts = descendants(stack.process.pid)
+    assert len(parts) >= 5  # python, gunicorn and its workers, the worker, the beat
+    stack.process.send_signal(signal.SIGTERM)
+    assert stack.process.wait(timeout=200) in (0, 2, -signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in parts) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [pid for pid in parts if alive(pid)] == []
+    assert stack.lines()[-1]["message"] == "stopped"
