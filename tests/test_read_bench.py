@@ -61,6 +61,8 @@ def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database
             "14,28",
             "--duration",
             "1",
+            "--warmup",
+            "0",
             "--connections",
             "2",
             "--wrk-threads",

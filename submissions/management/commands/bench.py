@@ -89,6 +89,9 @@ class Command(BaseCommand):
         reads = commands.add_parser("reads", help="measure the reads at each board size")
         reads.add_argument("--sizes", default="1000,10000", help="benchmarks per step")
         reads.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
+        reads.add_argument(
+            "--warmup", type=int, default=1, help="seconds of unmeasured load before each read"
+        )
         reads.add_argument("--connections", type=int, default=16)
         reads.add_argument("--wrk-threads", type=int, default=2)
         reads.add_argument("--workers", type=int, default=4, help="gunicorn processes")
@@ -193,6 +196,7 @@ class Command(BaseCommand):
                 loaded = size
             # A new generation: nothing cached by an earlier run on a kept database is served.
             self._manage(env, "shell", "-c", BUMP)
+            report.setdefault("load_average", {})[str(size)] = list(os.getloadavg())
             report["sizes"][str(size)] = self._measure(env, workdir, options)
         report["goals"] = goals(report["sizes"])
         self._print(report)
@@ -292,6 +296,7 @@ class Command(BaseCommand):
                 (workdir / "floor" / f"{name}.type").write_text(content_type)
                 fetch(f"{base}/_bench/floor/{name}")
                 self.stdout.write(f"  wrk {path} ({len(body)} bytes) and its floor")
+                self._warm(base + path, options)
                 results[name] = {
                     "path": path,
                     "bytes": len(body),
@@ -301,7 +306,7 @@ class Command(BaseCommand):
         with self._server(env | {"AEON_ANSWER_CACHE_SECONDS": "0"}, options) as base:
             for result in results.values():
                 self.stdout.write(f"  wrk {result['path']} uncached")
-                fetch(base + result["path"])
+                self._warm(base + result["path"], options)
                 result["uncached"] = self._wrk(base + result["path"], workdir, options)
         return results
 
@@ -372,6 +377,18 @@ class Command(BaseCommand):
             except OSError:
                 time.sleep(0.3)
         raise CommandError("gunicorn did not answer /healthz within 60 s")
+
+    @staticmethod
+    def _warm(url: str, options) -> None:
+        """Unmeasured load first: every worker process has compiled its templates, opened its
+        connections and (when caching) read the answer before the measured run starts."""
+        fetch(url)
+        if options["warmup"] > 0:
+            subprocess.run(
+                ["wrk", "-t1", f"-c{options['connections']}", f"-d{options['warmup']}s", url],
+                capture_output=True,
+                check=True,
+            )
 
     @staticmethod
     def _wrk(url: str, workdir: Path, options) -> dict:
