@@ -50,7 +50,7 @@ def bench_database(postgres):
 
 def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database, tmp_path):
     report = tmp_path / "reads.json"
-    env = os.environ | {"DATABASE_URL": bench_database}
+    env = os.environ | {"DATABASE_URL": bench_database, "AEON_ENV": "development"}
     completed = subprocess.run(
         [
             sys.executable,
