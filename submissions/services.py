@@ -683,7 +683,12 @@ def _commit_final(submission: _Submission) -> Outcome:
 
 
 def _committed_answer(run_id: str, context: dict, *, run: Run | None = None) -> Outcome:
-    """The answer to a committed final: from the run just written, or read again."""
+    """The answer to a committed final: from the run just written, or read again.
+
+    A run written pending had its weight check queued on commit; where that check has already
+    run (eager tasks, or a quick worker), the answer gives its verdict, not the stale one."""
+    if run is not None and run.verification == Verification.PENDING:
+        run.refresh_from_db(fields=["trust", "verification"])
     summary = (
         board_selectors.run_commit_summary(run)
         if run is not None
