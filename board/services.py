@@ -560,14 +560,18 @@ def _benchmark_for(
         return benchmark
     bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
     hardware_class = hardware_class_for(spec)
-    benchmark = _resumed_benchmark(run, bench_model, hardware_class, identity)
+    benchmark, created = _resumed_benchmark(run, bench_model, hardware_class, identity), False
     if benchmark is None:
-        benchmark = _new_benchmark(run, group, bench_model, hardware_class, identity)
+        benchmark, created = _new_benchmark(run, group, bench_model, hardware_class, identity)
     # One statement, no savepoint: a concurrent commit of this job may have linked it first.
     BenchmarkGroup.objects.bulk_create(
         [BenchmarkGroup(key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark)],
         ignore_conflicts=True,
     )
+    if created:
+        # Inserted by this transaction: no other sees it before the commit, so it needs no
+        # lock, and it holds its class, model and recipe already.
+        return benchmark
     return _locked_benchmarks().get(pk=benchmark.pk)
 
 
@@ -584,15 +588,15 @@ def _new_benchmark(
     bench_model: BenchModel,
     hardware_class: HardwareClass,
     identity: BenchmarkIdentity,
-) -> Benchmark:
+) -> tuple[Benchmark, bool]:
     """A benchmark with a public id stable across rebuilds: from key and group, and for a second
-    weight set or recipe within the group, from those too."""
+    weight set or recipe within the group, from those too; and whether this call inserted it."""
     base = f"{run.key_fingerprint}:{group}"
     for seed in (base, f"{base}:{identity.weight_set}:{identity.recipe_id or ''}"):
         public_id = hashlib.sha256(seed.encode()).hexdigest()[:12]
         try:
             with transaction.atomic():
-                return Benchmark.objects.create(
+                created = Benchmark.objects.create(
                     public_id=public_id,
                     key_fingerprint=run.key_fingerprint,
                     model=bench_model,
@@ -602,10 +606,11 @@ def _new_benchmark(
                     recipe=identity.recipe,
                     created_at=run.committed_at,
                 )
+            return created, True
         except IntegrityError:
             taken = Benchmark.objects.get(public_id=public_id)
             if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
-                return taken  # a concurrent commit of this job created it first
+                return taken, False  # a concurrent commit of this job created it first
     raise IntegrityError(f"no free public id for {base}")
 
 
