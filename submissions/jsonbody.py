@@ -12,11 +12,6 @@ MAX_INT_DIGITS = 20
 READ_CHUNK = 1024 * 1024
 # A lone surrogate can only come from a \uD800–\uDFFF escape: raw surrogate bytes are not UTF-8.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-# What the plain (fast) parse cannot judge by itself: an integer literal longer than the cap
-# (digits in strings match too: only ever a reason to take the strict path), and colons written
-# as escapes (or what looks like one), which the duplicate-key count below must add back.
-LONG_DIGITS = re.compile(rb"[0-9]{%d}" % (MAX_INT_DIGITS + 1))
-ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 
 
 class BodyTooLarge(Exception):
@@ -124,28 +119,6 @@ def _check_text(text: str) -> None:
         raise MalformedJson("string holds a lone surrogate (not Unicode text)") from exc
 
 
-_STRICT = object()
-
-
-def _fast_parse(body: bytes | bytearray, text: str):
-    """The plain C parse, kept only when the bytes prove it lost nothing; else `_STRICT`.
-
-    A colon outside a string is exactly one object member, so the body's colons are its members
-    plus the colons its strings hold as written. Re-serialised, the parsed value has one colon
-    per member it kept plus every colon its strings decode to. A dropped duplicate member (and
-    the strings only it held) only adds colons to the body side, and an escaped colon decodes to
-    one the body does not show: so when body colons + escaped-colon look-alikes equal the
-    re-serialisation's colons, no member was dropped. Any other count takes the strict parse,
-    which names the duplicate (or finds none)."""
-    if LONG_DIGITS.search(body):
-        return _STRICT
-    value = json.loads(text)
-    members = json.dumps(value).count(":")  # ensure_ascii: never escapes a colon
-    if body.count(b":") + len(ESCAPED_COLON.findall(body)) != members:
-        return _STRICT
-    return value
-
-
 def parse_json(body: bytes | bytearray):
     """Parse a pod body. NaN/Infinity parse (they are part of what was signed); the schema
     refuses them where a number must be finite."""
@@ -156,11 +129,9 @@ def parse_json(body: bytes | bytearray):
     except UnicodeDecodeError as exc:
         raise MalformedJson(f"body is not UTF-8 (byte {exc.start})") from exc
     try:
-        value = _fast_parse(body, text)
-        if value is _STRICT:
-            value = json.loads(
-                text, object_pairs_hook=_object_without_duplicate_keys, parse_int=_parse_int
-            )
+        value = json.loads(
+            text, object_pairs_hook=_object_without_duplicate_keys, parse_int=_parse_int
+        )
     except RecursionError as exc:
         raise MalformedJson(f"nesting deeper than {MAX_DEPTH}") from exc
     except MalformedJson:
