@@ -10,6 +10,7 @@ import json
 import logging
 
 from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from anchor.keys import BoardKeyError, load_board_key
@@ -30,11 +31,6 @@ logger = logging.getLogger("aeon.anchor")
 ISSUE_ATTEMPTS = 3
 
 
-def _key_status(fingerprint: str) -> str:
-    status = DeviceKey.objects.filter(fingerprint=fingerprint).values_list("status", flat=True)
-    return status.first() or KeyStatus.ACTIVE
-
-
 def issue_manifest(run_id: str, *, cause: dict | None = None) -> RunManifest | None:
     """Sign the run's manifest as it stands now when it differs from the latest version (or
     there is none); returns the new version, or None when nothing changed. `cause` says why
@@ -51,17 +47,28 @@ def issue_manifest(run_id: str, *, cause: dict | None = None) -> RunManifest | N
 
 
 def _issue(run_id: str, cause: dict | None, board_key) -> RunManifest | None:
+    # One query: the run with what its manifest says, its key's status, whether any version
+    # is signed (the latest is read only then: never for a run being committed).
+    key_status = DeviceKey.objects.filter(fingerprint=OuterRef("key_fingerprint")).order_by("pk")
     run = (
         Run.objects.select_related(
             "benchmark__model", "benchmark__hardware_class", "benchmark__recipe"
+        )
+        .annotate(
+            key_status=Subquery(key_status.values("status")[:1]),
+            signed=Exists(RunManifest.objects.filter(run_id=OuterRef("run_id"))),
         )
         .filter(run_id=run_id)
         .first()
     )
     if run is None:
         return None
-    content = manifest_content(run, key_status=_key_status(run.key_fingerprint))
-    latest = RunManifest.objects.filter(run_id=run_id).order_by("-version").first()
+    content = manifest_content(run, key_status=run.key_status or KeyStatus.ACTIVE)
+    latest = (
+        RunManifest.objects.filter(run_id=run_id).order_by("-version").first()
+        if run.signed
+        else None
+    )
     change = None
     if latest is not None:
         before = content_of(json.loads(latest.document))
@@ -101,9 +108,10 @@ def sign_at_commit(run_id: str) -> RunManifest | None:
     except BoardKeyError as exc:
         logger.error("run %s committed without a signed manifest: %s", run_id, exc)
         return None
+    # No savepoint: a database error aborts the commit anyway (re-raised below), and any other
+    # failure happens before the one write, the manifest's INSERT, so it leaves nothing behind.
     try:
-        with transaction.atomic():  # a savepoint: a failure here leaves the commit intact
-            return _issue(run_id, {"kind": "commit"}, board_key)
+        return _issue(run_id, {"kind": "commit"}, board_key)
     except DatabaseError:
         raise  # the commit itself cannot go on; the pod's retry succeeds
     except Exception:

@@ -7,6 +7,9 @@ class BoardConfig(AppConfig):
     verbose_name = "Board"
 
     def ready(self) -> None:
+        from board import suites
         from board.reference_data import seed_reference_data
+
+        suites.connect()
 
         post_migrate.connect(seed_reference_data, sender=self, dispatch_uid="board-reference-data")

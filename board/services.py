@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max, Q
+from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from board.answer_cache import advance_shared_generation, fresh_generation
@@ -35,13 +35,13 @@ from board.models import (
     RecipeReproduction,
     Result,
     Run,
-    Suite,
     SuiteKind,
     Trust,
     Verification,
 )
 from board.perf import PerfRowError, summarise_perf
 from board.quality import score_agentic, score_text_run
+from board.suites import SuiteFacts, current_text_suites, suite_named
 from config.durability import execute_unflushed
 from recipes.argv import option_value
 from recipes.commands import VLLM_ENGINES, assemble_commands
@@ -127,7 +127,7 @@ def prepare_run(
     spec, claimed = classify_hardware(
         _text(hardware.get("detected_label")), _text(hardware.get("label"))
     )
-    suite = Suite.objects.filter(suite_id=suite_id).first() if suite_id else None
+    suite = suite_named(suite_id)
     # Every string of the bundle, checkpoint-only rows included (docs/recipes.md, "Secrets").
     secrets = find_bundle_secrets(bundle, rows, model_output_clean=model_output_clean)
     target_class = _text(bundle.get("target_class"))
@@ -279,7 +279,7 @@ def decide_trust(run: Run) -> str:
     return Trust.SELF_REPORTED
 
 
-def _quality_of(run: Run, rows: list[dict], suite: Suite | None) -> dict:
+def _quality_of(run: Run, rows: list[dict], suite: SuiteFacts | None) -> dict:
     if run.kind == SuiteKind.TEXT:
         summary = score_text_run(rows, suite.case_count if suite else None)
         return {
@@ -560,14 +560,18 @@ def _benchmark_for(
         return benchmark
     bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
     hardware_class = hardware_class_for(spec)
-    benchmark = _resumed_benchmark(run, bench_model, hardware_class, identity)
+    benchmark, created = _resumed_benchmark(run, bench_model, hardware_class, identity), False
     if benchmark is None:
-        benchmark = _new_benchmark(run, group, bench_model, hardware_class, identity)
+        benchmark, created = _new_benchmark(run, group, bench_model, hardware_class, identity)
     # One statement, no savepoint: a concurrent commit of this job may have linked it first.
     BenchmarkGroup.objects.bulk_create(
         [BenchmarkGroup(key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark)],
         ignore_conflicts=True,
     )
+    if created:
+        # Inserted by this transaction: no other sees it before the commit, so it needs no
+        # lock, and it holds its class, model and recipe already.
+        return benchmark
     return _locked_benchmarks().get(pk=benchmark.pk)
 
 
@@ -584,15 +588,15 @@ def _new_benchmark(
     bench_model: BenchModel,
     hardware_class: HardwareClass,
     identity: BenchmarkIdentity,
-) -> Benchmark:
+) -> tuple[Benchmark, bool]:
     """A benchmark with a public id stable across rebuilds: from key and group, and for a second
-    weight set or recipe within the group, from those too."""
+    weight set or recipe within the group, from those too; and whether this call inserted it."""
     base = f"{run.key_fingerprint}:{group}"
     for seed in (base, f"{base}:{identity.weight_set}:{identity.recipe_id or ''}"):
         public_id = hashlib.sha256(seed.encode()).hexdigest()[:12]
         try:
             with transaction.atomic():
-                return Benchmark.objects.create(
+                created = Benchmark.objects.create(
                     public_id=public_id,
                     key_fingerprint=run.key_fingerprint,
                     model=bench_model,
@@ -602,10 +606,11 @@ def _new_benchmark(
                     recipe=identity.recipe,
                     created_at=run.committed_at,
                 )
+            return created, True
         except IntegrityError:
             taken = Benchmark.objects.get(public_id=public_id)
             if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
-                return taken  # a concurrent commit of this job created it first
+                return taken, False  # a concurrent commit of this job created it first
     raise IntegrityError(f"no free public id for {base}")
 
 
@@ -620,6 +625,10 @@ def _resumed_benchmark(
     this kind of run."""
     if not run.job_group:
         return None
+    # The latest candidate, and whether it holds this kind of run: one query.
+    same_kind = Run.objects.filter(
+        benchmark=OuterRef("pk"), board=run.board, suite_id=run.suite_id, harness=run.harness
+    )
     candidate = (
         Benchmark.objects.filter(
             key_fingerprint=run.key_fingerprint,
@@ -629,12 +638,11 @@ def _resumed_benchmark(
             recipe_id=identity.recipe_id,
             created_at__gte=run.committed_at - RESUME_WINDOW,
         )
+        .annotate(holds_this_kind=Exists(same_kind))
         .order_by("-created_at")
         .first()
     )
-    if candidate is None:
-        return None
-    if candidate.runs.filter(board=run.board, suite_id=run.suite_id, harness=run.harness).exists():
+    if candidate is None or candidate.holds_this_kind:
         return None
     return candidate
 
@@ -649,9 +657,7 @@ def refresh_benchmark(benchmark_id: int, *, locked: Benchmark | None = None) -> 
     all_runs = list(benchmark.runs.order_by("committed_at", "pk"))
     _apply_flags(benchmark, all_runs)
     runs = [r for r in all_runs if not r.flagged]  # a flagged run is shown, never counted
-    current_suites = set(
-        Suite.objects.filter(kind=SuiteKind.TEXT, current=True).values_list("suite_id", flat=True)
-    )
+    current_suites = current_text_suites()
     text_runs = [r for r in runs if r.kind == SuiteKind.TEXT]
     current_text = [r for r in text_runs if r.suite_id in current_suites]
     perf_runs = [r for r in runs if r.kind == SuiteKind.PERF]

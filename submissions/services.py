@@ -603,10 +603,13 @@ def _merged_rows(session: RunSession, final_rows: list[dict]) -> tuple[list[dict
     texts = list(session.checkpoint_rows.order_by("position").values_list("row_json", flat=True))
     if not texts:
         return final_rows, True
-    rows = [json.loads(text) for text in texts]
+    # Each row_json is the board's own json.dumps of one row: joined, they parse as one array.
+    joined = ",".join(texts)
+    del texts
+    rows = json.loads(f"[{joined}]")
     seen = {row["case_id"] for row in rows}
     rows.extend(row for row in final_rows if row["case_id"] not in seen)
-    return rows, not json_may_hold_token("\n".join(texts))
+    return rows, not json_may_hold_token(joined)
 
 
 FINAL_ATTEMPTS = 3
