@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from board import selectors as board_selectors
-from board.models import Badge
 from board.public import public_bundle
+from board.tables import benchmark_rows
 from config.api_errors import Reason
 from submissions import selectors
 from submissions.blobstore import BlobStoreUnavailable
@@ -77,7 +77,7 @@ def pod_page(request, fingerprint: str):
             "log_page": log_page,
             "rows": rows,
             "benchmarks": benchmarks,
-            "badge_labels": dict(Badge.choices),
+            "benchmark_rows": benchmark_rows(benchmarks),
         },
     )
 
