@@ -40,7 +40,7 @@ def _query_without_page(request) -> str:
 
 def home(request):
     filters = _filters(request)
-    queryset = selectors.benchmarks(
+    queryset = selectors.benchmark_table(
         hardware=filters["hardware"] or None,
         model=filters["model"] or None,
         ranked="1" if filters["ranked_only"] else None,
@@ -95,7 +95,7 @@ def hardware_page(request, slug: str):
     hardware_class = selectors.hardware_class(slug)
     if hardware_class is None:
         raise Http404("no such hardware class")
-    queryset = selectors.benchmarks(hardware=slug)
+    queryset = selectors.benchmark_table(hardware=slug)
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
     histories = selectors.crown_histories(hardware_class)
     return render(
@@ -131,9 +131,8 @@ def model_page(request, canonical_id: str):
     bench_model = selectors.bench_model(canonical_id)
     if bench_model is None:
         raise Http404("no such model")
-    page = Paginator(selectors.benchmarks(model=bench_model.canonical_id), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    benchmarks = selectors.benchmark_table(model=bench_model.canonical_id, with_categories=True)
+    page = Paginator(benchmarks, PAGE_SIZE).get_page(request.GET.get("page"))
     benchmarks = list(page.object_list)
     category_names, quality = quality_rows(benchmarks)
     return render(

@@ -46,7 +46,7 @@ def pod_page(request, fingerprint: str):
     log_page = Paginator(selectors.pod_ingest_log(fingerprint), LOG_PAGE_SIZE).get_page(
         request.GET.get("log")
     )
-    benchmarks = list(board_selectors.benchmarks(pod=fingerprint)[:50])
+    benchmarks = list(board_selectors.benchmark_table(pod=fingerprint)[:50])
     if key is None and not benchmarks:
         raise Http404("no such pod")
     submissions = list(runs_page.object_list)
