@@ -275,6 +275,24 @@ def _reign_text(reign, unit: str) -> str:
 
 
 def crown_timeline(history) -> Chart:
+    """Who held one crown of a class, memoised by what it draws: plotly builds a figure in
+    milliseconds, the cache reads it back in microseconds."""
+    unit = history.axis.unit
+    drawn = [history.axis.value, history.title] + [
+        (reign.value, reign.benchmark.model.canonical_id, _reign_text(reign, unit))
+        for reign in history.reigns
+    ]
+    cache_key = (
+        f"aeon:crown-timeline:{CHARTS_VERSION}:{hashlib.sha256(repr(drawn).encode()).hexdigest()}"
+    )
+    cached = cache.get(cache_key)
+    if cached is None:
+        cached = _crown_timeline(history)
+        cache.set(cache_key, cached, timeout=24 * 3600)
+    return cached
+
+
+def _crown_timeline(history) -> Chart:
     """Who held one crown of a class, in the order it changed hands: a step line through the
     figure to beat, a point per reign coloured by model, the date it was taken under each point
     and the hover naming the benchmark and who took the crown from it. Reigns sit evenly apart

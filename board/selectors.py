@@ -97,6 +97,17 @@ def benchmarks(
     return queryset
 
 
+# The wide JSON columns a benchmark table (board/tables.py) never prints: left in the database.
+TABLE_DEFERRED = ("weight_differences", "agentic", "modalities", "categories")
+
+
+def benchmark_table(*, with_categories: bool = False, **filters):
+    """`benchmarks(**filters)` with only what a table row shows (and the quality categories,
+    with `with_categories`)."""
+    deferred = [name for name in TABLE_DEFERRED if not (with_categories and name == "categories")]
+    return benchmarks(**filters).defer(*deferred)
+
+
 @dataclass
 class WeightFile:
     path: str

@@ -51,7 +51,7 @@ PAGE_PARAMS = {
     "hardware-index": (),
     "hardware": ("page",),
     "models": ("q", "page"),
-    "model": (),
+    "model": ("page",),
     "benchmark": (),
     "run": ("case", "category", "page"),
     "recipes-index": ("page",),

@@ -13,6 +13,7 @@ from board.charts import comparison_chart, crown_timeline, perf_charts
 from board.models import Badge, SuiteKind
 from board.public import public_evidence
 from board.selectors import BenchmarkView
+from board.tables import benchmark_rows, quality_rows
 from recipes.diff import diff_flags, diff_recipes, flag_map
 from recipes.scrub import public_output
 
@@ -39,7 +40,7 @@ def _query_without_page(request) -> str:
 
 def home(request):
     filters = _filters(request)
-    queryset = selectors.benchmarks(
+    queryset = selectors.benchmark_table(
         hardware=filters["hardware"] or None,
         model=filters["model"] or None,
         ranked="1" if filters["ranked_only"] else None,
@@ -64,6 +65,7 @@ def home(request):
         "board/home.html",
         {
             "page": page,
+            "rows": benchmark_rows(page.object_list),
             "classes": classes,
             "crowned_class": crowned,
             "crown_cards": cards.get(crowned.pk) if crowned else None,
@@ -76,7 +78,6 @@ def home(request):
                 if cls.pk in cards and cards[cls.pk][0].crown
             ],
             "query": _query_without_page(request),
-            "badge_labels": BADGE_LABELS,
             **filters,
         },
     )
@@ -94,7 +95,7 @@ def hardware_page(request, slug: str):
     hardware_class = selectors.hardware_class(slug)
     if hardware_class is None:
         raise Http404("no such hardware class")
-    queryset = selectors.benchmarks(hardware=slug)
+    queryset = selectors.benchmark_table(hardware=slug)
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
     histories = selectors.crown_histories(hardware_class)
     return render(
@@ -108,8 +109,8 @@ def hardware_page(request, slug: str):
                 {"history": history, "chart": crown_timeline(history)} for history in histories
             ],
             "page": page,
+            "rows": benchmark_rows(page.object_list),
             "query": _query_without_page(request),
-            "badge_labels": BADGE_LABELS,
         },
     )
 
@@ -130,24 +131,22 @@ def model_page(request, canonical_id: str):
     bench_model = selectors.bench_model(canonical_id)
     if bench_model is None:
         raise Http404("no such model")
-    benchmarks = list(selectors.benchmarks(model=bench_model.canonical_id)[:500])
-    category_names = []
-    for benchmark in benchmarks:
-        for category in benchmark.categories:
-            if category["category"] not in category_names:
-                category_names.append(category["category"])
-        benchmark.category_scores = {c["category"]: c for c in benchmark.categories}
-    speed = selectors.model_speed_by_class(bench_model)  # over all its benchmarks, not the list
+    benchmarks = selectors.benchmark_table(model=bench_model.canonical_id, with_categories=True)
+    page = Paginator(benchmarks, PAGE_SIZE).get_page(request.GET.get("page"))
+    benchmarks = list(page.object_list)
+    category_names, quality = quality_rows(benchmarks)
     return render(
         request,
         "board/model.html",
         {
             "bench_model": bench_model,
-            "benchmarks": benchmarks,
+            "page": page,
+            "rows": benchmark_rows(benchmarks),
             "category_names": category_names,
-            "speed": speed,
+            "quality_rows": quality,
+            "speed": selectors.model_speed_by_class(bench_model),  # over all its benchmarks
             "crowns": selectors.model_crowns(bench_model),
-            "badge_labels": BADGE_LABELS,
+            "query": _query_without_page(request),
         },
     )
 
@@ -378,6 +377,6 @@ def recipe_page(request, recipe_id: str):
             "canonical_url": _absolute(request, request.path),
             "models": list(dict.fromkeys(b.model.canonical_id for b in served)),
             "classes": list({b.hardware_class.slug: b.hardware_class for b in served}.values()),
-            "badge_labels": BADGE_LABELS,
+            "rows": benchmark_rows(served),
         },
     )

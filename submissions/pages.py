@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from board import selectors as board_selectors
-from board.models import Badge
 from board.public import public_bundle
+from board.tables import benchmark_rows
 from config.api_errors import Reason
 from submissions import selectors
 from submissions.blobstore import BlobStoreUnavailable
@@ -46,7 +46,7 @@ def pod_page(request, fingerprint: str):
     log_page = Paginator(selectors.pod_ingest_log(fingerprint), LOG_PAGE_SIZE).get_page(
         request.GET.get("log")
     )
-    benchmarks = list(board_selectors.benchmarks(pod=fingerprint)[:50])
+    benchmarks = list(board_selectors.benchmark_table(pod=fingerprint)[:50])
     if key is None and not benchmarks:
         raise Http404("no such pod")
     submissions = list(runs_page.object_list)
@@ -77,7 +77,7 @@ def pod_page(request, fingerprint: str):
             "log_page": log_page,
             "rows": rows,
             "benchmarks": benchmarks,
-            "badge_labels": dict(Badge.choices),
+            "benchmark_rows": benchmark_rows(benchmarks),
         },
     )
 

@@ -15,9 +15,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
 
+from board import services as board_services
 from board.methodology import render_markdown
+from board.models import Benchmark
+from board.views import PAGE_SIZE
 from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, job_bundles
 from submissions.demo.loader import prefill_hub_cache
+from submissions.read_bench import LINES, record_benchmark
 from submissions.signing import key_fingerprint
 from tests.boardjobs import as_local_run, core_job, read_api, submit_job
 
@@ -82,6 +86,18 @@ def test_page_query_counts_do_not_grow_with_the_rows_shown(pod, make_pod, client
     assert renamed == before
 
 
+def page_weight(client, path: str, statics: dict[str, int]) -> int:
+    """The page's HTML and our CSS and JS it loads (plotly.js apart), in bytes."""
+    html = client.get(path).content
+    assets = re.findall(rb'(?:src|href)="(/static/[^"]+\.(?:css|js))"', html)
+    own = [a.decode() for a in assets if b"/vendor/" not in a]
+    for asset in own:
+        if asset not in statics:
+            found = finders.find(asset.removeprefix("/static/"))
+            statics[asset] = Path(found).stat().st_size
+    return len(html) + sum(statics[a] for a in own)
+
+
 def test_a_page_weighs_less_than_150_kb_without_plotly(pod, board_url, client):
     prefill_hub_cache()
     answers = submit_job(pod, job_bundles(DEMO_MODELS[0]))
@@ -99,18 +115,32 @@ def test_a_page_weighs_less_than_150_kb_without_plotly(pod, board_url, client):
         f"/pods/{key_fingerprint(pod.public_key)}/",
         "/methodology/",
     ):
-        html = client.get(path).content
-        assets = re.findall(rb'(?:src|href)="(/static/[^"]+\.(?:css|js))"', html)
-        own = [a.decode() for a in assets if b"/vendor/" not in a]
-        for asset in own:
-            if asset not in statics:
-                found = finders.find(asset.removeprefix("/static/"))
-                statics[asset] = Path(found).stat().st_size
-        total = len(html) + sum(statics[a] for a in own)
+        total = page_weight(client, path, statics)
         assert total < PAGE_BUDGET_BYTES, (path, total)
     charted = client.get(f"/benchmarks/{benchmark_id}/").content
     assert b"/static/vendor/plotly.min.js" in charted
     assert b"plotly.min.js" not in client.get("/").content  # loaded only where a chart is
+
+
+def test_a_model_page_lists_one_page_of_benchmarks_and_counts_them_all(client):
+    """More benchmarks of one model than a page holds (the read benchmark's realistic kind): the
+    model page shows a page of them under the budget, the true count, and the next page."""
+    prefill_hub_cache()
+    with board_services.read_models_deferred():
+        for n in range(PAGE_SIZE + 3):
+            record_benchmark(n * len(LINES))  # the same model line each time
+    board_services.recompute_all_read_models()
+    model_id = Benchmark.objects.values_list("model__canonical_id", flat=True).distinct().get()
+    path = f"/models/{model_id}/"
+
+    first = client.get(path).content.decode()
+    assert f"<dt>Benchmarks</dt><dd>{PAGE_SIZE + 3}</dd>" in first
+    assert "page 1 of 2" in first and 'href="?page=2" rel="next"' in first
+    assert page_weight(client, path, {}) < PAGE_BUDGET_BYTES
+    second = client.get(f"{path}?page=2").content.decode()
+    listed = re.search(r'<table class="runs sortable">.*?</table>', second, re.S).group(0)
+    assert listed.count('<a href="/benchmarks/') == 3
+    assert "page 2 of 2" in second and 'rel="prev"' in second
 
 
 def test_every_page_forbids_inline_and_eval_scripts(client):
