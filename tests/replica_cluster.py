@@ -214,8 +214,10 @@ class ReplicaCluster:
     # --- replay ------------------------------------------------------------------------------
 
     def wait_for_replay(self) -> None:
-        """Until the replica has replayed everything the primary has written so far."""
-        lsn = self.on_primary("SELECT pg_current_wal_lsn()::text")[0][0]
+        """Until the replica has replayed everything the primary has written so far. The insert
+        position, not the write position: a commit made without waiting for its flush (the
+        board's bookkeeping writes, the generation among them) may still sit in WAL buffers."""
+        lsn = self.on_primary("SELECT pg_current_wal_insert_lsn()::text")[0][0]
         self._wait(
             lambda: self.on_replica("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn,))[0][0],
             f"the replica to replay up to {lsn}",
