@@ -10,7 +10,6 @@ client code runs against a real S3 wire protocol, each test in a bucket of its o
 import hashlib
 import io
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -47,6 +46,7 @@ from tests.podchannel import (
     tampered,
     without_benchmark,
 )
+from tests.processes import free_port
 
 pytestmark = LIVE_DB
 
@@ -60,12 +60,6 @@ CLOSED_PORT_URL = "http://127.0.0.1:9"  # nothing listens there: an instant refu
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ board and the worker run as their own processes, as deployed, sharing the test d
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from django.db import connection
 from board.models import Run
 from submissions.demo.bundles import DEMO_MODELS, job_bundles, weights_for
 from submissions.demo.podclient import PodClient
+from tests.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -28,12 +28,6 @@ def redis_answers(url: str) -> bool:
         return redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError:
         return False
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def stop(process: subprocess.Popen) -> str:

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from submissions.demo.bundles import (
     text_checkpoints,
 )
 from submissions.demo.podclient import Answer, PodClient, PodNetworkError
+from tests.processes import alive, descendants, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 LOADED = "Demo data loaded"
@@ -40,12 +40,6 @@ STOPPED = "The demo load stopped"
 DEMO_LOAD_TIMEOUT = 900  # seconds; the load takes about a minute on a quiet machine
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads the process tree in /proc")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def embedded_env(data_dir: Path, port: int, **extra: str) -> dict:
@@ -64,34 +58,6 @@ def embedded_env(data_dir: Path, port: int, **extra: str) -> dict:
         "AEON_HF_ENDPOINT": "http://127.0.0.1:9",  # the demo's Hub answers are pre-filled
         **extra,
     }
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process below `pid`, read from /proc."""
-    children: dict[int, list[int]] = collections.defaultdict(list)
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children[ppid].append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def command_line(pid: int) -> str:

@@ -9,7 +9,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from submissions.demo.podclient import USER_AGENT, PodClient
 from tests.boardjobs import core_job, put_on_hub, read_api, submit_job
 from tests.conftest import missing_service
 from tests.hf_standin import HubStandIn
+from tests.processes import alive, descendants, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -56,12 +56,6 @@ class Stack:
         return started[-1]["pid"]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def services_or_skip() -> str:
     """The PostgreSQL server of DATABASE_URL and the test Redis; the stack's database URL."""
     import redis
@@ -87,31 +81,6 @@ def drop_database(url: str) -> None:
     parts = urlsplit(url)
     with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
-
-
-def descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.fixture(scope="module")

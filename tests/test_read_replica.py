@@ -25,6 +25,7 @@ from submissions.demo.podclient import PodClient
 from submissions.models import DeviceKey
 from tests.conftest import missing_service
 from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, job_sig, small_content
+from tests.processes import free_port
 from tests.replica_cluster import ClusterUnavailable, ReplicaCluster
 from tests.test_celery_worker import redis_answers
 
@@ -117,14 +118,6 @@ def replica_board(replica):
             server.kill()
             server.communicate()
         shutil.rmtree(data_dir, ignore_errors=True)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def fetch(url: str) -> tuple[int, str]:
