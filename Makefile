@@ -34,9 +34,12 @@ run: setup
 prod: setup
 	@exec $(PY) -m config.prodstack
 
+# PYTEST_ARGS: e.g. `-n 2 --dist loadfile --no-loadscope-reorder` as .ci/run passes it, with one
+# Redis database per worker in AEON_TEST_REDIS_URL (docs/README.md §The test suite).
+PYTEST_ARGS ?=
 test: setup
 	$(PY) -m playwright --version >/dev/null
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Ingest against its byte floor: starts gunicorn on a free port against DATABASE_URL (PostgreSQL)
 # with a Redis broker (CELERY_BROKER_URL, default redis://127.0.0.1:6379/0) and prints the table.

@@ -15,6 +15,44 @@ from submissions.demo.podclient import PodClient
 REQUIRE_SERVICES = os.environ.get("AEON_REQUIRE_SERVICES") == "1"
 
 
+def _redis_of_this_worker() -> None:
+    """Under pytest-xdist (`-n N`, as CI runs), each worker needs a Redis database of its own:
+    tests flush it and Celery workers take their tasks from it. AEON_TEST_REDIS_URL may list
+    one URL per worker, comma-separated; worker gwK takes the K-th. Read here, before any test
+    module reads AEON_TEST_REDIS_URL (each worker's database name is made apart by
+    pytest-django, its ports by tests.processes.free_port)."""
+    urls = [u.strip() for u in os.environ.get("AEON_TEST_REDIS_URL", "").split(",") if u.strip()]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    if len(urls) > 1 or index:
+        if index >= len(urls):
+            raise pytest.UsageError(
+                f"xdist worker {worker} has no Redis database of its own: list one URL per "
+                "worker in AEON_TEST_REDIS_URL, comma-separated"
+            )
+        os.environ["AEON_TEST_REDIS_URL"] = urls[index]
+
+
+_redis_of_this_worker()
+
+# The longest files first (measured with --durations; docs/README.md §The test suite), so that under
+# `-n 2 --dist loadfile --no-loadscope-reorder` they start at once on different workers and the
+# short ones fill in around them, instead of one of them starting last and running alone.
+LONGEST_FIRST = (
+    "test_read_models.py",
+    "test_read_bench.py",
+    "test_publish_nothing_harmful.py",
+    "test_prod_stack.py",
+    "test_embedded_default.py",
+    "test_pages_browser.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def missing_service(message: str) -> None:
     if REQUIRE_SERVICES:
         pytest.fail(f"{message} (AEON_REQUIRE_SERVICES=1)")
