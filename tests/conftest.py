@@ -21,7 +21,12 @@ def _redis_of_this_worker() -> None:
     one URL per worker, comma-separated; worker gwK takes the K-th. Read here, before any test
     module reads AEON_TEST_REDIS_URL (each worker's database name is made apart by
     pytest-django, its ports by tests.processes.free_port)."""
-    urls = [u.strip() for u in os.environ.get("AEON_TEST_REDIS_URL", "").split(",") if u.strip()]
+    # The whole list, kept apart: the workers inherit the environment of the controlling
+    # process, which has already taken the first URL for itself.
+    listed = os.environ.setdefault(
+        "AEON_TEST_REDIS_URLS", os.environ.get("AEON_TEST_REDIS_URL", "")
+    )
+    urls = [u.strip() for u in listed.split(",") if u.strip()]
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
     if len(urls) > 1 or index:
