@@ -28,20 +28,31 @@ def seed_reference_data(using: str = "default", **kwargs) -> None:
     from board.models import BoardGeneration, HardwareClass, Suite
     from board.services import hardware_class_fields
 
-    for suite_id, kind, case_count, categories, current in SUITES:
-        Suite.objects.using(using).get_or_create(
-            suite_id=suite_id,
-            defaults={
-                "kind": kind,
-                "case_count": case_count,
-                "categories": categories,
-                "current": current,
-            },
-        )
-    for spec in SEEDED_CLASSES:
-        HardwareClass.objects.using(using).update_or_create(
-            slug=spec.slug, defaults=hardware_class_fields(spec) | {"preset": True}
-        )
+    # One statement each (it runs after every migrate, and after every transactional test's
+    # flush): the missing suites are added, existing ones are left as edited; every preset is
+    # inserted or brought up to date on its slug.
+    Suite.objects.using(using).bulk_create(
+        [
+            Suite(
+                suite_id=suite_id,
+                kind=kind,
+                case_count=case_count,
+                categories=categories,
+                current=current,
+            )
+            for suite_id, kind, case_count, categories, current in SUITES
+        ],
+        ignore_conflicts=True,
+    )
+    HardwareClass.objects.using(using).bulk_create(
+        [
+            HardwareClass(slug=spec.slug, **hardware_class_fields(spec), preset=True)
+            for spec in SEEDED_CLASSES
+        ],
+        update_conflicts=True,
+        unique_fields=["slug"],
+        update_fields=[*hardware_class_fields(SEEDED_CLASSES[0]), "preset"],
+    )
     # Cached answers are keyed by it; a fresh database starts from a number never used before.
     BoardGeneration.objects.using(using).get_or_create(
         pk=1, defaults={"number": fresh_generation()}
