@@ -44,8 +44,10 @@ def bench_database(postgres):
         f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
     )
     yield f"{server}/{name}"
+    # The command suffixes the name it is given once more (its default database): drop both.
     with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for leftover in (name, f"{name}_readbench"):
+            admin.execute(f'DROP DATABASE IF EXISTS "{leftover}" WITH (FORCE)')
 
 
 def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database, tmp_path):
