@@ -190,6 +190,23 @@ class Benchmark(models.Model):
         indexes = [
             models.Index(fields=["hardware_class", "ranked"]),
             models.Index(fields=["model", "ranked"]),
+            # The tables' order (newest first) over what visitors see, whole and per class or
+            # model: a page of 50 is read from the index whatever the number of benchmarks.
+            models.Index(
+                fields=["-submitted_at", "-id"],
+                condition=models.Q(withheld=False),
+                name="benchmark_public_order",
+            ),
+            models.Index(
+                fields=["hardware_class", "-submitted_at", "-id"],
+                condition=models.Q(withheld=False),
+                name="benchmark_public_class_order",
+            ),
+            models.Index(
+                fields=["model", "-submitted_at", "-id"],
+                condition=models.Q(withheld=False),
+                name="benchmark_public_model_order",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -3,7 +3,7 @@
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, Max, Min, Prefetch, Q, Window
+from django.db.models import Count, F, Max, Min, Prefetch, Q, Subquery, Window
 from django.db.models.functions import Coalesce, RowNumber
 
 from board.champions import Axis, Reproduction, Spread
@@ -70,6 +70,7 @@ def benchmarks(
     *,
     hardware: str | None = None,
     model: str | None = None,
+    model_id: int | None = None,
     trust: str | None = None,
     ranked: str | None = None,
     search: str | None = None,
@@ -80,10 +81,20 @@ def benchmarks(
         .select_related("model", "hardware_class")
         .order_by("-submitted_at", "-pk")
     )
+    # The class and model are matched in a subquery, not a join, so that the database reads the
+    # page in order from the per-class (per-model) index instead of sorting every match.
     if hardware:
-        queryset = queryset.filter(hardware_class__slug=hardware)
+        queryset = queryset.filter(
+            hardware_class_id=Subquery(HardwareClass.objects.filter(slug=hardware).values("pk"))
+        )
     if model:
-        queryset = queryset.filter(model__canonical_id__iexact=model)
+        queryset = queryset.filter(
+            model_id__in=Subquery(
+                BenchModel.objects.filter(canonical_id__iexact=model).values("pk")
+            )
+        )
+    if model_id is not None:  # one model exactly: its page
+        queryset = queryset.filter(model_id=model_id)
     if trust:
         queryset = queryset.filter(trust=trust)
     if ranked not in (None, ""):
