@@ -3,7 +3,7 @@
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, Min, Prefetch, Q, Subquery
+from django.db.models import Count, F, Min, Prefetch, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from board.champions import Axis, Reproduction, Spread
@@ -258,12 +258,12 @@ def hardware_classes_with_counts():
 
 
 def models_with_counts(search: str | None = None):
+    """Models with published benchmarks and how many (ranked), summed over their per-class read
+    models: a row per model and class, not per benchmark."""
     queryset = (
         BenchModel.objects.annotate(
-            n_benchmarks=Count("benchmarks", filter=Q(benchmarks__withheld=False)),
-            n_ranked=Count(
-                "benchmarks", filter=Q(benchmarks__withheld=False, benchmarks__ranked=True)
-            ),
+            n_benchmarks=Sum("class_summaries__benchmark_count"),
+            n_ranked=Sum("class_summaries__ranked_count"),
         )
         .filter(n_benchmarks__gt=0)
         .order_by("canonical_id")

@@ -83,6 +83,16 @@ def test_the_summary_says_what_the_benchmark_table_says_and_follows_a_flag(clien
     assert page.status_code == 200
     assert ModelClassSummary.objects.filter(model=model).count() == len(after)
 
+    # The models index sums the same rows: its counts are the benchmark table's.
+    listed = {m.canonical_id: (m.n_benchmarks, m.n_ranked) for m in selectors.models_with_counts()}
+    assert listed == {
+        m.canonical_id: (
+            Benchmark.objects.public().filter(model=m).count(),
+            Benchmark.objects.public().filter(model=m, ranked=True).count(),
+        )
+        for m in models
+    }
+
 
 def test_speed_by_class_is_one_query_whatever_the_benchmarks():
     load_benchmarks(6)
