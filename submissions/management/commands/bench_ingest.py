@@ -30,7 +30,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
+from django.db import OperationalError, connection
 
 from submissions.demo.bundles import (
     DEMO_MODELS,
@@ -144,6 +144,7 @@ class Command(BaseCommand):
             return self._against(url, jobs)
         if connection.vendor != "postgresql":
             self.stderr.write(f"note: measuring on {connection.vendor}, not PostgreSQL")
+        self._check_database()
         call_command("migrate", verbosity=0)
         broker = broker if broker and self._broker_answers(broker) else ""
         data_dir = Path(tempfile.mkdtemp(prefix="aeon-bench-"))
@@ -167,6 +168,26 @@ class Command(BaseCommand):
         self._write(rows, broker, output)
 
     # --- the board under test -------------------------------------------------------------
+
+    @staticmethod
+    def _check_database() -> None:
+        """A database that is missing or unreachable is said in one line, not a traceback. The
+        bench never creates one: a mistyped DATABASE_URL would leave a stray database behind."""
+        try:
+            connection.ensure_connection()
+            return
+        except OperationalError as exc:
+            problem = " ".join(str(exc).split()) or repr(exc)
+        db = connection.settings_dict
+        name, host, port = db["NAME"], db["HOST"] or "localhost", db["PORT"] or 5432
+        user = db["USER"] or "postgres"
+        if connection.vendor == "postgresql" and "does not exist" in problem and name in problem:
+            raise CommandError(
+                f"database {name!r} does not exist on {host}:{port}: create it with "
+                f"`createdb -h {host} -p {port} -U {user} {name}`, or set DATABASE_URL to an "
+                "existing PostgreSQL database"
+            )
+        raise CommandError(f"cannot connect to database {name!r} on {host}:{port}: {problem}")
 
     @staticmethod
     def _broker_answers(broker: str) -> bool:
