@@ -11,6 +11,8 @@ from functools import partial
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models.constants import OnConflict
+from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from board.answer_cache import advance_shared_generation, fresh_generation
@@ -196,7 +198,9 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
         weight_set=prepared.weight_set,
         recipe=recipe_of(prepared.recipe, seen_at=committed_at),
     )
-    benchmark = _benchmark_for(run, prepared.spec, prepared.model_name, prepared.hf_repo, identity)
+    benchmark, created = _benchmark_for(
+        run, prepared.spec, prepared.model_name, prepared.hf_repo, identity
+    )
     run.benchmark = benchmark
     run.save(force_insert=True)
     _insert_results(run, prepared.rows)
@@ -204,7 +208,9 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
         )
-    benchmark = refresh_benchmark(benchmark.pk, locked=benchmark)
+    # A benchmark this transaction inserted is seen by no other before the commit: its only run
+    # is the one just written, and its summary needs no read of its runs.
+    benchmark = refresh_benchmark(benchmark.pk, locked=benchmark, runs=[run] if created else None)
     read_models_changed(hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id)
     return run
 
@@ -545,10 +551,11 @@ def _benchmark_for(
     model_name: str,
     hf_repo: str,
     identity: BenchmarkIdentity,
-) -> Benchmark:
+) -> tuple[Benchmark, bool]:
     """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
-    this transaction so concurrent commits of one job rewrite its summary one after the other.
-    A run of the same group with other weights or another recipe starts its own benchmark."""
+    this transaction so concurrent commits of one job rewrite its summary one after the other,
+    and whether this transaction inserted it. A run of the same group with other weights or
+    another recipe starts its own benchmark."""
     group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
     existing = _locked_benchmarks().filter(
         groups__key_fingerprint=run.key_fingerprint,
@@ -557,7 +564,7 @@ def _benchmark_for(
         recipe_id=identity.recipe_id,
     )
     for benchmark in existing[:1]:
-        return benchmark
+        return benchmark, False
     bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
     hardware_class = hardware_class_for(spec)
     benchmark, created = _resumed_benchmark(run, bench_model, hardware_class, identity), False
@@ -571,8 +578,8 @@ def _benchmark_for(
     if created:
         # Inserted by this transaction: no other sees it before the commit, so it needs no
         # lock, and it holds its class, model and recipe already.
-        return benchmark
-    return _locked_benchmarks().get(pk=benchmark.pk)
+        return benchmark, True
+    return _locked_benchmarks().get(pk=benchmark.pk), False
 
 
 def _locked_benchmarks():
@@ -594,24 +601,42 @@ def _new_benchmark(
     base = f"{run.key_fingerprint}:{group}"
     for seed in (base, f"{base}:{identity.weight_set}:{identity.recipe_id or ''}"):
         public_id = hashlib.sha256(seed.encode()).hexdigest()[:12]
-        try:
-            with transaction.atomic():
-                created = Benchmark.objects.create(
-                    public_id=public_id,
-                    key_fingerprint=run.key_fingerprint,
-                    model=bench_model,
-                    hardware_class=hardware_class,
-                    hardware_label=run.hardware_label,
-                    weight_set=identity.weight_set,
-                    recipe=identity.recipe,
-                    created_at=run.committed_at,
-                )
+        created = Benchmark(
+            public_id=public_id,
+            key_fingerprint=run.key_fingerprint,
+            model=bench_model,
+            hardware_class=hardware_class,
+            hardware_label=run.hardware_label,
+            weight_set=identity.weight_set,
+            recipe=identity.recipe,
+            created_at=run.committed_at,
+        )
+        if _insert_unless_taken(created):
             return created, True
-        except IntegrityError:
-            taken = Benchmark.objects.get(public_id=public_id)
-            if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
-                return taken, False  # a concurrent commit of this job created it first
+        taken = Benchmark.objects.get(public_id=public_id)
+        if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
+            return taken, False  # a concurrent commit of this job created it first
     raise IntegrityError(f"no free public id for {base}")
+
+
+def _insert_unless_taken(benchmark: Benchmark) -> bool:
+    """INSERT … ON CONFLICT DO NOTHING RETURNING id: one statement and no savepoint (the
+    transaction goes on when the public id is taken). Whether it inserted; if so, `benchmark`
+    is the saved row."""
+    meta = Benchmark._meta
+    query = InsertQuery(Benchmark, on_conflict=OnConflict.IGNORE)
+    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [benchmark])
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [meta.pk]
+    with connection.cursor() as cursor:
+        for sql, params in compiler.as_sql():
+            cursor.execute(sql, params)
+        inserted = cursor.fetchone()
+    if inserted is None:
+        return False
+    benchmark.pk = inserted[0]
+    benchmark._state.adding, benchmark._state.db = False, connection.alias
+    return True
 
 
 def _resumed_benchmark(
@@ -647,14 +672,17 @@ def _resumed_benchmark(
     return candidate
 
 
-def refresh_benchmark(benchmark_id: int, *, locked: Benchmark | None = None) -> Benchmark:
+def refresh_benchmark(
+    benchmark_id: int, *, locked: Benchmark | None = None, runs: list[Run] | None = None
+) -> Benchmark:
     """Rewrite a benchmark's summary from its runs (docs/trust-and-ranking.md §Benchmarks,
     docs/cohorts.md). Call inside a transaction holding the benchmark's row lock (`locked`: the
-    row as read under that lock, with its class, model and recipe)."""
+    row as read under that lock, with its class, model and recipe; `runs`: all its runs in
+    commit order, when the caller holds them)."""
     benchmark = locked or Benchmark.objects.select_related("hardware_class", "model", "recipe").get(
         pk=benchmark_id
     )
-    all_runs = list(benchmark.runs.order_by("committed_at", "pk"))
+    all_runs = list(benchmark.runs.order_by("committed_at", "pk")) if runs is None else runs
     _apply_flags(benchmark, all_runs)
     runs = [r for r in all_runs if not r.flagged]  # a flagged run is shown, never counted
     current_suites = current_text_suites()
