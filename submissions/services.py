@@ -10,10 +10,12 @@ import hmac
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import string
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -170,6 +172,12 @@ def store_evidence(body: ReceivedBody) -> str:
     """Write the raw body to the blob store, then its row; both idempotent by content, and the
     digest is the one computed while reading."""
     digest = blob_store().put(body.data, digest=body.sha256)
+    store_evidence_row(body, digest)
+    return digest
+
+
+def store_evidence_row(body: ReceivedBody, digest: str) -> None:
+    """The row of a body already in the blob store; idempotent by content."""
     table = RawBundle._meta.db_table
     # The bundle itself is on disk already; the commit that refers to this row flushes it.
     with connection.cursor() as cursor:
@@ -179,7 +187,38 @@ def store_evidence(body: ReceivedBody) -> str:
             "ON CONFLICT (sha256) DO NOTHING",
             [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
         )
-    return digest
+
+
+_writers: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _evidence_writers() -> ThreadPoolExecutor:
+    """This process's threads for blob writes (made after a fork, never inherited from it)."""
+    global _writers
+    if _writers is None or _writers[0] != os.getpid():
+        _writers = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="evidence"))
+    return _writers[1]
+
+
+class _Evidence:
+    """A results body on its way to the blob store: the write (and its disk flush) runs while the
+    request checks the parsed bundle, which no longer reads the bytes. `stored()` waits for it and writes the
+    body's row: called before anything refers to the body (a quarantine, a checkpoint, a commit)
+    and before any answer, so evidence still comes before anything derived from it."""
+
+    def __init__(self, body: ReceivedBody):
+        self.body, self.digest = body, body.sha256
+        self._write = _evidence_writers().submit(blob_store().put, body.data, digest=body.sha256)
+        # Nothing reads the bytes after this: a big body is not held while it is worked on.
+        self._write.add_done_callback(lambda _write: body.release())
+        self._row_written = False
+
+    def stored(self) -> str:
+        if not self._row_written:
+            self._write.result()  # BlobStoreUnavailable as the write raised it
+            store_evidence_row(self.body, self.digest)
+            self._row_written = True
+        return self.digest
 
 
 def revoke_key(key: DeviceKey, *, reason: str) -> bool:
@@ -222,10 +261,10 @@ def record_forgery(*, key_id: int, reason: Reason, run_id: str) -> bool:
     return False
 
 
-def _quarantine(session: RunSession, reason: Reason, note: str, digest: str) -> None:
-    """Keep a refused signed bundle (stored already) for review."""
+def _quarantine(session: RunSession, reason: Reason, note: str, evidence: "_Evidence") -> None:
+    """Keep a refused signed bundle (once stored) for review."""
     QuarantinedBundle.objects.create(
-        raw_id=digest,
+        raw_id=evidence.stored(),
         run_id=session.run_id,
         key_fingerprint=session.key.fingerprint,
         reason=reason,
@@ -234,11 +273,11 @@ def _quarantine(session: RunSession, reason: Reason, note: str, digest: str) -> 
 
 
 def _refuse_forgery(
-    session: RunSession, reason: Reason, note: str, digest: str, *, close: bool
+    session: RunSession, reason: Reason, note: str, evidence: "_Evidence", *, close: bool
 ) -> NoReturn:
     """Keep the bundle in quarantine, count the event against the key, maybe close the session;
     always raises the refusal."""
-    _quarantine(session, reason, note, digest)
+    _quarantine(session, reason, note, evidence)
     record_forgery(key_id=session.key_id, reason=reason, run_id=session.run_id)
     if close:
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
@@ -249,7 +288,7 @@ def _refuse_forgery(
         note,
         run_id=session.run_id,
         key_fingerprint=session.key.fingerprint,
-        bundle_sha256=digest,
+        bundle_sha256=evidence.digest,
     )
 
 
@@ -397,6 +436,7 @@ class _Submission:
     job_sig: str | None
     context: dict = field(default_factory=dict)
     model_output_clean: bool = False  # its text holds no prefixed token (recipes/secret_scan.py)
+    evidence: "_Evidence | None" = None  # stored before anything refers to it
 
 
 class _SessionMoved(Exception):
@@ -432,16 +472,25 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     except SchemaError as exc:
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     del envelope_data
-    bundle = envelope.bundle
-    # Every answer from here on keeps the bundle as evidence: store it, then let the bytes go.
-    digest = store_evidence(body)
     # A final's secret scan reads its model output here, in one pass over the text.
-    model_output_clean = bundle.get("final") is True and not json_may_hold_token(body.data)
-    body.release()
+    clean = envelope.bundle.get("final") is True and not json_may_hold_token(body.data)
+    # Every answer from here on keeps the bundle as evidence: its write starts now, the bytes go
+    # once it is done, and it is stored (`_Evidence.stored`) at the latest when this returns.
+    evidence = _Evidence(body)
+    try:
+        return _submit_checked(session, evidence, envelope, context, clean)
+    finally:
+        evidence.stored()
+
+
+def _submit_checked(
+    session: RunSession, evidence: "_Evidence", envelope, context: dict, model_output_clean: bool
+) -> Outcome:
+    run_id, bundle, digest = session.run_id, envelope.bundle, evidence.digest
     context["bundle_sha256"] = digest
 
     if session.key.is_revoked:
-        _quarantine(session, Reason.REVOKED_KEY, "", digest)
+        _quarantine(session, Reason.REVOKED_KEY, "", evidence)
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
             status=SessionStatus.QUARANTINED
         )
@@ -451,7 +500,7 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
             session,
             Reason.BAD_SIG,
             "signature does not verify with the run's key",
-            digest,
+            evidence,
             close=True,
         )
     if bundle.get("run_id") != run_id:
@@ -459,12 +508,16 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
             session,
             Reason.RUN_ID_MISMATCH,
             "bundle.run_id differs from the path",
-            digest,
+            evidence,
             close=True,
         )
     if bundle.get("run_nonce") != session.nonce:
         _refuse_forgery(
-            session, Reason.NONCE_MISMATCH, "bundle.run_nonce is not this run's", digest, close=True
+            session,
+            Reason.NONCE_MISMATCH,
+            "bundle.run_nonce is not this run's",
+            evidence,
+            close=True,
         )
 
     job_sig = bundle.get("job_sig")
@@ -473,6 +526,7 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     if job_sig:
         existing = _committed_session_for(session.key_id, job_sig)
         if existing is not None:
+            evidence.stored()
             return _duplicate(existing, context)
     try:
         parsed, bundle = normalise_bundle(bundle, board=session.board)
@@ -480,23 +534,25 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     except (SchemaError, board_services.BundleRuleError) as exc:
         # Kept for review but never counted against the key: a format bug of one pod release
         # must not revoke every honest pod running it (docs/protocol.md).
-        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), digest)
+        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), evidence)
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
-    submission = _Submission(session, bundle, digest, job_sig, context, model_output_clean)
+    submission = _Submission(
+        session, bundle, digest, job_sig, context, model_output_clean, evidence
+    )
     try:
         if parsed.final:
             return _commit_final(submission)
         return _record_checkpoint(submission)
     except Refusal as refusal:
         if refusal.reason == Reason.REPLAY_NONCE:
-            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, digest, close=False)
+            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, evidence, close=False)
         raise
     except (DataError, IntegrityError) as exc:
         # A value the database cannot hold got past the schema: a bug to fix, but the bundle
         # can never commit, so the pod is told not to retry (400, kept for review).
         logger.exception("the database refused a validated bundle of run %s", run_id)
         note = f"the database cannot store a value of this bundle ({_first_line(exc)})"
-        _quarantine(session, Reason.SCHEMA_INVALID, note, digest)
+        _quarantine(session, Reason.SCHEMA_INVALID, note, evidence)
         raise Refusal(Reason.SCHEMA_INVALID, note, **context) from None
 
 
@@ -550,6 +606,8 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
         if (case_id := storable(row["case_id"])) not in stored
     ]
     serialised = {case_id: json.dumps(row) for case_id, row in fresh}
+    if submission.evidence is not None:
+        submission.evidence.stored()
     now = timezone.now()
     with transaction.atomic():
         locked = RunSession.objects.select_for_update().get(pk=session.pk)
@@ -639,6 +697,8 @@ def _commit_final(submission: _Submission) -> Outcome:
             bundle_sha256=submission.digest,
             model_output_clean=submission.model_output_clean and checkpoints_clean,
         )
+        if submission.evidence is not None:
+            submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
             with transaction.atomic():
                 now = timezone.now()
