@@ -190,6 +190,10 @@ def store_evidence_row(body: ReceivedBody, digest: str) -> None:
 
 
 _writers: tuple[int, ThreadPoolExecutor] | None = None
+# A body up to this size may stay in memory while the bundle is checked and scored (its write
+# overlaps all of that); a bigger one is stored, and let go, once the secret scan is done: its
+# bytes next to the bundle's canonical copy would raise the worker's peak by the body's size.
+HELD_WHILE_WRITTEN_BYTES = 8 * 1024 * 1024
 
 
 def _evidence_writers() -> ThreadPoolExecutor:
@@ -472,12 +476,16 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     except SchemaError as exc:
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     del envelope_data
-    # A final's secret scan reads its model output here, in one pass over the text.
-    clean = envelope.bundle.get("final") is True and not json_may_hold_token(body.data)
+    data = body.data  # the bytes the secret scan reads while they are written
     # Every answer from here on keeps the bundle as evidence: its write starts now, the bytes go
     # once it is done, and it is stored (`_Evidence.stored`) at the latest when this returns.
     evidence = _Evidence(body)
     try:
+        # A final's secret scan reads its model output here, in one pass over the text.
+        clean = envelope.bundle.get("final") is True and not json_may_hold_token(data)
+        del data
+        if body.size > HELD_WHILE_WRITTEN_BYTES:
+            evidence.stored()
         return _submit_checked(session, evidence, envelope, context, clean)
     finally:
         evidence.stored()
