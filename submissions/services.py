@@ -712,7 +712,7 @@ def _commit_final(submission: _Submission) -> Outcome:
                 now = timezone.now()
                 run = board_services.commit_run(prepared, committed_at=now)
                 # The board's signed manifest, version 1, commits with the run.
-                anchor_services.sign_at_commit(run.run_id)
+                anchor_services.sign_at_commit(run.run_id, benchmark=run.benchmark)
                 job_sig = submission.job_sig or current.job_sig
                 if not _claim_session(current, submission.digest, job_sig, now):
                     raise _SessionMoved
