@@ -570,11 +570,8 @@ def _benchmark_for(
     benchmark, created = _resumed_benchmark(run, bench_model, hardware_class, identity), False
     if benchmark is None:
         benchmark, created = _new_benchmark(run, group, bench_model, hardware_class, identity)
-    # One statement, no savepoint: a concurrent commit of this job may have linked it first.
-    BenchmarkGroup.objects.bulk_create(
-        [BenchmarkGroup(key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark)],
-        ignore_conflicts=True,
-    )
+    if not created:  # a benchmark this call inserted was linked to the group as it was inserted
+        _link_group(run.key_fingerprint, group, benchmark)
     if created:
         # Inserted by this transaction: no other sees it before the commit, so it needs no
         # lock, and it holds its class, model and recipe already.
@@ -611,7 +608,7 @@ def _new_benchmark(
             recipe=identity.recipe,
             created_at=run.committed_at,
         )
-        if _insert_unless_taken(created):
+        if _insert_unless_taken(created, job_group=group):
             return created, True
         taken = Benchmark.objects.get(public_id=public_id)
         if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
@@ -619,23 +616,41 @@ def _new_benchmark(
     raise IntegrityError(f"no free public id for {base}")
 
 
-def _insert_unless_taken(benchmark: Benchmark) -> bool:
-    """INSERT … ON CONFLICT DO NOTHING RETURNING id: one statement and no savepoint (the
-    transaction goes on when the public id is taken). Whether it inserted; if so, `benchmark`
-    is the saved row."""
+def _link_group(key_fingerprint: str, job_group: str, benchmark: Benchmark) -> None:
+    # One statement, no savepoint: a concurrent commit of this job may have linked it first.
+    BenchmarkGroup.objects.bulk_create(
+        [BenchmarkGroup(key_fingerprint=key_fingerprint, job_group=job_group, benchmark=benchmark)],
+        ignore_conflicts=True,
+    )
+
+
+def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
+    """INSERT … ON CONFLICT DO NOTHING RETURNING id: no savepoint (the transaction goes on when
+    the public id is taken), and on PostgreSQL the link to the key's job group in the same
+    statement. Whether it inserted; if so, `benchmark` is the saved row, linked."""
     meta = Benchmark._meta
     query = InsertQuery(Benchmark, on_conflict=OnConflict.IGNORE)
     query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [benchmark])
     compiler = query.get_compiler(connection=connection)
     compiler.returning_fields = [meta.pk]
+    [(sql, params)] = compiler.as_sql()
+    linked = connection.vendor == "postgresql"
+    if linked:
+        sql = (
+            f"WITH inserted AS ({sql}), linked AS ("
+            f"INSERT INTO {BenchmarkGroup._meta.db_table} (key_fingerprint, job_group, benchmark_id) "
+            "SELECT %s, %s, id FROM inserted ON CONFLICT DO NOTHING) SELECT id FROM inserted"
+        )
+        params = (*params, benchmark.key_fingerprint, job_group)
     with connection.cursor() as cursor:
-        for sql, params in compiler.as_sql():
-            cursor.execute(sql, params)
+        cursor.execute(sql, params)
         inserted = cursor.fetchone()
     if inserted is None:
         return False
     benchmark.pk = inserted[0]
     benchmark._state.adding, benchmark._state.db = False, connection.alias
+    if not linked:
+        _link_group(benchmark.key_fingerprint, job_group, benchmark)
     return True
 
 
