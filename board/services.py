@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models import Max, Q
 from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
@@ -662,29 +662,37 @@ def _resumed_benchmark(
 ) -> Benchmark | None:
     """A resumed job sends its later bundles under a second job_group: attach them to the recent
     benchmark of the same key, model, hardware, weight set and recipe that does not yet hold
-    this kind of run."""
+    this kind of run (only its id: the caller reads it under its lock)."""
     if not run.job_group:
         return None
-    # The latest candidate, and whether it holds this kind of run: one query.
-    same_kind = Run.objects.filter(
-        benchmark=OuterRef("pk"), board=run.board, suite_id=run.suite_id, harness=run.harness
+    # The latest candidate, and whether it holds this kind of run: one query, in SQL (the ORM's
+    # compilation of its Exists cost more than the query on every first run of a job).
+    suite = "r.suite_id IS NULL" if run.suite_id is None else "r.suite_id = %s"
+    recipe = "b.recipe_id IS NULL" if identity.recipe_id is None else "b.recipe_id = %s"
+    sql = (
+        f"SELECT b.id, EXISTS (SELECT 1 FROM {Run._meta.db_table} r WHERE r.benchmark_id = b.id "
+        f"AND r.board = %s AND {suite} AND r.harness = %s) "
+        f"FROM {Benchmark._meta.db_table} b WHERE b.key_fingerprint = %s AND b.model_id = %s "
+        f"AND b.hardware_class_id = %s AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
+        "ORDER BY b.created_at DESC LIMIT 1"
     )
-    candidate = (
-        Benchmark.objects.filter(
-            key_fingerprint=run.key_fingerprint,
-            model=bench_model,
-            hardware_class=hardware_class,
-            weight_set=identity.weight_set,
-            recipe_id=identity.recipe_id,
-            created_at__gte=run.committed_at - RESUME_WINDOW,
-        )
-        .annotate(holds_this_kind=Exists(same_kind))
-        .order_by("-created_at")
-        .first()
-    )
-    if candidate is None or candidate.holds_this_kind:
+    params = [
+        run.board,
+        *([] if run.suite_id is None else [run.suite_id]),
+        run.harness,
+        run.key_fingerprint,
+        bench_model.pk,
+        hardware_class.pk,
+        identity.weight_set,
+        *([] if identity.recipe_id is None else [identity.recipe_id]),
+        connection.ops.adapt_datetimefield_value(run.committed_at - RESUME_WINDOW),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        candidate = cursor.fetchone()
+    if candidate is None or candidate[1]:
         return None
-    return candidate
+    return Benchmark(pk=candidate[0])  # read again under its lock by the caller
 
 
 def refresh_benchmark(
