@@ -202,8 +202,7 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
         run, prepared.spec, prepared.model_name, prepared.hf_repo, identity
     )
     run.benchmark = benchmark
-    run.save(force_insert=True)
-    _insert_results(run, prepared.rows)
+    _insert_run_and_results(run, prepared.rows)
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
@@ -383,17 +382,60 @@ RESULT_COLUMNS = (
 
 # Every per-case row in one statement: PostgreSQL splits the rows' JSON text (one
 # serialisation, in C) into columns, as `_result_of` does in Python.
-INSERT_RESULTS_SQL = f"""
-INSERT INTO {Result._meta.db_table} ({", ".join(RESULT_COLUMNS)})
-SELECT %s, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''),
+RESULTS_SELECT_SQL = """
+SELECT {run}, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''),
        CASE WHEN jsonb_typeof(r.row->'tier') = 'number' THEN (r.row->>'tier')::integer END,
        r.row->>'status', (r.row->>'score')::double precision,
        (r.row->>'creativity')::double precision,
        convert_to(COALESCE(r.row->>'raw_output', ''), 'UTF8'),
        NULLIF(r.row->'evidence', 'null'::jsonb), NULLIF(r.row->'speed', 'null'::jsonb),
        r.row - %s::text[]
-FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
+FROM {runs}jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
 """
+INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})" + (
+    RESULTS_SELECT_SQL.format(run="%s", runs="")
+)
+# The run's INSERT (as the ORM writes it, RETURNING its id) with its rows in one statement.
+RUN_AND_RESULTS_SQL = (
+    "WITH inserted AS ({run_insert}), results AS ("
+    f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})"
+    + RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ")
+    .replace("{", "{{")
+    .replace("}", "}}")
+    + ") SELECT id FROM inserted"
+)
+
+
+def _insert_run_and_results(run: Run, rows: list[dict]) -> None:
+    """The run, then every per-case row in one bulk write (`_insert_results`). On PostgreSQL,
+    rows jsonb takes as they are go with the run's INSERT in one statement (one round trip)."""
+    text = _rows_jsonb_text(rows) if connection.vendor == "postgresql" and rows else None
+    if text is None:
+        run.save(force_insert=True)
+        _insert_results(run, rows)
+        return
+    meta = Run._meta
+    query = InsertQuery(Run)
+    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [run])
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [meta.pk]
+    [(run_insert, params)] = compiler.as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            RUN_AND_RESULTS_SQL.format(run_insert=run_insert),
+            (*params, list(Result.ROW_FIELDS), text),
+        )
+        (run.pk,) = cursor.fetchone()
+    run._state.adding, run._state.db = False, connection.alias
+
+
+def _rows_jsonb_text(rows: list[dict]) -> str | None:
+    """The rows as JSON text jsonb takes as it is, or None (NaN, an infinity, a NUL)."""
+    try:
+        text = json.dumps(rows, allow_nan=False)
+    except ValueError:  # NaN or an infinity
+        return None
+    return None if "\\u0000" in text else text
 
 
 def _insert_results(run: Run, rows: list[dict]) -> None:
@@ -407,11 +449,8 @@ def _insert_results(run: Run, rows: list[dict]) -> None:
         return
     if not rows:
         return
-    try:
-        text = json.dumps(rows, allow_nan=False)
-    except ValueError:  # NaN or an infinity
-        text = None
-    if text is not None and "\\u0000" not in text:
+    text = _rows_jsonb_text(rows)
+    if text is not None:
         with connection.cursor() as cursor:
             cursor.execute(INSERT_RESULTS_SQL, [run.pk, list(Result.ROW_FIELDS), text])
         return
