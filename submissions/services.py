@@ -192,7 +192,8 @@ def store_evidence_row(body: ReceivedBody, digest: str) -> None:
 _writers: tuple[int, ThreadPoolExecutor] | None = None
 # A body up to this size may stay in memory while the bundle is checked and scored (its write
 # overlaps all of that); a bigger one is stored, and let go, once the secret scan is done: its
-# bytes next to the bundle's canonical copy would raise the worker's peak by the body's size.
+# bytes next to the bundle's canonical copy would raise the worker's peak by the body's size
+# (docs/protocol.md §Ingest cost).
 HELD_WHILE_WRITTEN_BYTES = 8 * 1024 * 1024
 
 
@@ -208,7 +209,8 @@ class _Evidence:
     """A results body on its way to the blob store: the write (and its disk flush) runs while the
     request checks the parsed bundle, which no longer reads the bytes. `stored()` waits for it and writes the
     body's row: called before anything refers to the body (a quarantine, a checkpoint, a commit)
-    and before any answer, so evidence still comes before anything derived from it."""
+    and before any answer, so evidence still comes before anything derived from it
+    (docs/protocol.md §Evidence and the ingest log)."""
 
     def __init__(self, body: ReceivedBody):
         self.body, self.digest = body, body.sha256
