@@ -23,7 +23,7 @@ from anchor.manifests import (
     sha256_hex,
 )
 from anchor.models import RunManifest
-from board.models import Run, Verification
+from board.models import Benchmark, Run, Verification
 from submissions.models import DeviceKey, KeyStatus
 
 logger = logging.getLogger("aeon.anchor")
@@ -46,21 +46,44 @@ def issue_manifest(run_id: str, *, cause: dict | None = None) -> RunManifest | N
     raise RuntimeError(f"manifest of {run_id}: versions kept moving")
 
 
-def _issue(run_id: str, cause: dict | None, board_key) -> RunManifest | None:
+# The run as stored, its key's status and whether any version is signed: what `_issue` reads
+# with the ORM, in SQL written once (the ORM's compilation of it cost more than the query).
+RUN_AS_STORED_SQL = f"""
+SELECT r.*,
+       (SELECT k.status FROM {DeviceKey._meta.db_table} k
+        WHERE k.fingerprint = r.key_fingerprint ORDER BY k.id LIMIT 1) AS key_status,
+       EXISTS (SELECT 1 FROM {RunManifest._meta.db_table} m WHERE m.run_id = r.run_id) AS signed
+FROM {Run._meta.db_table} r WHERE r.run_id = %s
+"""
+
+
+def _issue(
+    run_id: str, cause: dict | None, board_key, *, benchmark: Benchmark | None = None
+) -> RunManifest | None:
     # One query: the run with what its manifest says, its key's status, whether any version
-    # is signed (the latest is read only then: never for a run being committed).
-    key_status = DeviceKey.objects.filter(fingerprint=OuterRef("key_fingerprint")).order_by("pk")
-    run = (
-        Run.objects.select_related(
-            "benchmark__model", "benchmark__hardware_class", "benchmark__recipe"
+    # is signed (the latest is read only then: never for a run being committed). `benchmark`:
+    # the run's benchmark with its model, class and recipe, as this transaction holds them.
+    if benchmark is not None:
+        run = next(iter(Run.objects.raw(RUN_AS_STORED_SQL, [run_id])), None)
+        if run is not None and run.benchmark_id == benchmark.pk:
+            run.benchmark = benchmark
+        elif run is not None:
+            return _issue(run_id, cause, board_key)
+    else:
+        key_status = DeviceKey.objects.filter(fingerprint=OuterRef("key_fingerprint")).order_by(
+            "pk"
         )
-        .annotate(
-            key_status=Subquery(key_status.values("status")[:1]),
-            signed=Exists(RunManifest.objects.filter(run_id=OuterRef("run_id"))),
+        run = (
+            Run.objects.select_related(
+                "benchmark__model", "benchmark__hardware_class", "benchmark__recipe"
+            )
+            .annotate(
+                key_status=Subquery(key_status.values("status")[:1]),
+                signed=Exists(RunManifest.objects.filter(run_id=OuterRef("run_id"))),
+            )
+            .filter(run_id=run_id)
+            .first()
         )
-        .filter(run_id=run_id)
-        .first()
-    )
     if run is None:
         return None
     content = manifest_content(run, key_status=run.key_status or KeyStatus.ACTIVE)
@@ -99,10 +122,12 @@ def _issue(run_id: str, cause: dict | None, board_key) -> RunManifest | None:
     )
 
 
-def sign_at_commit(run_id: str) -> RunManifest | None:
+def sign_at_commit(run_id: str, *, benchmark: Benchmark | None = None) -> RunManifest | None:
     """Version 1, signed inside the commit's transaction. A board key that cannot be used never
     costs a pod its run: the commit goes on, the failure is logged, and `manage.py
-    sign_manifests` signs the run once the key is there (readiness fails meanwhile)."""
+    sign_manifests` signs the run once the key is there (readiness fails meanwhile).
+    `benchmark`: the run's benchmark as the commit wrote it (with its model, class and recipe),
+    so that only the run itself is read back."""
     try:
         board_key = load_board_key()
     except BoardKeyError as exc:
@@ -111,7 +136,7 @@ def sign_at_commit(run_id: str) -> RunManifest | None:
     # No savepoint: a database error aborts the commit anyway (re-raised below), and any other
     # failure happens before the one write, the manifest's INSERT, so it leaves nothing behind.
     try:
-        return _issue(run_id, {"kind": "commit"}, board_key)
+        return _issue(run_id, {"kind": "commit"}, board_key, benchmark=benchmark)
     except DatabaseError:
         raise  # the commit itself cannot go on; the pod's retry succeeds
     except Exception:

@@ -1,19 +1,11 @@
 """Celery tasks of the trust anchor: thin wrappers of services."""
 
-from celery import shared_task
-from django.db import OperationalError
-
 from anchor import services
 from board.services import bump_generation
+from config.celery import durable_task
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=None,
-)
+@durable_task
 def key_revoked(fingerprint: str) -> int:
     """A key was revoked (by a moderator or by its forgery count): every manifest of its runs
     says so in a new version. Returns the number of versions issued."""

@@ -10,7 +10,9 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models import Max, Q
+from django.db.models.constants import OnConflict
+from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from board.answer_cache import advance_shared_generation, fresh_generation
@@ -30,6 +32,7 @@ from board.models import (
     FlagTarget,
     HardwareClass,
     HoldClearance,
+    ModelClassSummary,
     ModerationFlag,
     PerfCohort,
     RecipeReproduction,
@@ -196,15 +199,18 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
         weight_set=prepared.weight_set,
         recipe=recipe_of(prepared.recipe, seen_at=committed_at),
     )
-    benchmark = _benchmark_for(run, prepared.spec, prepared.model_name, prepared.hf_repo, identity)
+    benchmark, created = _benchmark_for(
+        run, prepared.spec, prepared.model_name, prepared.hf_repo, identity
+    )
     run.benchmark = benchmark
-    run.save(force_insert=True)
-    _insert_results(run, prepared.rows)
+    _insert_run_and_results(run, prepared.rows)
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
         )
-    benchmark = refresh_benchmark(benchmark.pk, locked=benchmark)
+    # A benchmark this transaction inserted is seen by no other before the commit: its only run
+    # is the one just written, and its summary needs no read of its runs.
+    benchmark = refresh_benchmark(benchmark.pk, locked=benchmark, runs=[run] if created else None)
     read_models_changed(hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id)
     return run
 
@@ -377,17 +383,60 @@ RESULT_COLUMNS = (
 
 # Every per-case row in one statement: PostgreSQL splits the rows' JSON text (one
 # serialisation, in C) into columns, as `_result_of` does in Python.
-INSERT_RESULTS_SQL = f"""
-INSERT INTO {Result._meta.db_table} ({", ".join(RESULT_COLUMNS)})
-SELECT %s, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''),
+RESULTS_SELECT_SQL = """
+SELECT {run}, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''),
        CASE WHEN jsonb_typeof(r.row->'tier') = 'number' THEN (r.row->>'tier')::integer END,
        r.row->>'status', (r.row->>'score')::double precision,
        (r.row->>'creativity')::double precision,
        convert_to(COALESCE(r.row->>'raw_output', ''), 'UTF8'),
        NULLIF(r.row->'evidence', 'null'::jsonb), NULLIF(r.row->'speed', 'null'::jsonb),
        r.row - %s::text[]
-FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
+FROM {runs}jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
 """
+INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})" + (
+    RESULTS_SELECT_SQL.format(run="%s", runs="")
+)
+# The run's INSERT (as the ORM writes it, RETURNING its id) with its rows in one statement.
+RUN_AND_RESULTS_SQL = (
+    "WITH inserted AS ({run_insert}), results AS ("
+    f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})"
+    + RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ")
+    .replace("{", "{{")
+    .replace("}", "}}")
+    + ") SELECT id FROM inserted"
+)
+
+
+def _insert_run_and_results(run: Run, rows: list[dict]) -> None:
+    """The run, then every per-case row in one bulk write (`_insert_results`). On PostgreSQL,
+    rows jsonb takes as they are go with the run's INSERT in one statement (one round trip)."""
+    text = _rows_jsonb_text(rows) if connection.vendor == "postgresql" and rows else None
+    if text is None:
+        run.save(force_insert=True)
+        _insert_results(run, rows)
+        return
+    meta = Run._meta
+    query = InsertQuery(Run)
+    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [run])
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [meta.pk]
+    [(run_insert, params)] = compiler.as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            RUN_AND_RESULTS_SQL.format(run_insert=run_insert),
+            (*params, list(Result.ROW_FIELDS), text),
+        )
+        (run.pk,) = cursor.fetchone()
+    run._state.adding, run._state.db = False, connection.alias
+
+
+def _rows_jsonb_text(rows: list[dict]) -> str | None:
+    """The rows as JSON text jsonb takes as it is, or None (NaN, an infinity, a NUL)."""
+    try:
+        text = json.dumps(rows, allow_nan=False)
+    except ValueError:  # NaN or an infinity
+        return None
+    return None if "\\u0000" in text else text
 
 
 def _insert_results(run: Run, rows: list[dict]) -> None:
@@ -401,11 +450,8 @@ def _insert_results(run: Run, rows: list[dict]) -> None:
         return
     if not rows:
         return
-    try:
-        text = json.dumps(rows, allow_nan=False)
-    except ValueError:  # NaN or an infinity
-        text = None
-    if text is not None and "\\u0000" not in text:
+    text = _rows_jsonb_text(rows)
+    if text is not None:
         with connection.cursor() as cursor:
             cursor.execute(INSERT_RESULTS_SQL, [run.pk, list(Result.ROW_FIELDS), text])
         return
@@ -545,10 +591,11 @@ def _benchmark_for(
     model_name: str,
     hf_repo: str,
     identity: BenchmarkIdentity,
-) -> Benchmark:
+) -> tuple[Benchmark, bool]:
     """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
-    this transaction so concurrent commits of one job rewrite its summary one after the other.
-    A run of the same group with other weights or another recipe starts its own benchmark."""
+    this transaction so concurrent commits of one job rewrite its summary one after the other,
+    and whether this transaction inserted it. A run of the same group with other weights or
+    another recipe starts its own benchmark."""
     group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
     existing = _locked_benchmarks().filter(
         groups__key_fingerprint=run.key_fingerprint,
@@ -557,22 +604,19 @@ def _benchmark_for(
         recipe_id=identity.recipe_id,
     )
     for benchmark in existing[:1]:
-        return benchmark
+        return benchmark, False
     bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
     hardware_class = hardware_class_for(spec)
     benchmark, created = _resumed_benchmark(run, bench_model, hardware_class, identity), False
     if benchmark is None:
         benchmark, created = _new_benchmark(run, group, bench_model, hardware_class, identity)
-    # One statement, no savepoint: a concurrent commit of this job may have linked it first.
-    BenchmarkGroup.objects.bulk_create(
-        [BenchmarkGroup(key_fingerprint=run.key_fingerprint, job_group=group, benchmark=benchmark)],
-        ignore_conflicts=True,
-    )
+    if not created:  # a benchmark this call inserted was linked to the group as it was inserted
+        _link_group(run.key_fingerprint, group, benchmark)
     if created:
         # Inserted by this transaction: no other sees it before the commit, so it needs no
         # lock, and it holds its class, model and recipe already.
-        return benchmark
-    return _locked_benchmarks().get(pk=benchmark.pk)
+        return benchmark, True
+    return _locked_benchmarks().get(pk=benchmark.pk), False
 
 
 def _locked_benchmarks():
@@ -594,24 +638,60 @@ def _new_benchmark(
     base = f"{run.key_fingerprint}:{group}"
     for seed in (base, f"{base}:{identity.weight_set}:{identity.recipe_id or ''}"):
         public_id = hashlib.sha256(seed.encode()).hexdigest()[:12]
-        try:
-            with transaction.atomic():
-                created = Benchmark.objects.create(
-                    public_id=public_id,
-                    key_fingerprint=run.key_fingerprint,
-                    model=bench_model,
-                    hardware_class=hardware_class,
-                    hardware_label=run.hardware_label,
-                    weight_set=identity.weight_set,
-                    recipe=identity.recipe,
-                    created_at=run.committed_at,
-                )
+        created = Benchmark(
+            public_id=public_id,
+            key_fingerprint=run.key_fingerprint,
+            model=bench_model,
+            hardware_class=hardware_class,
+            hardware_label=run.hardware_label,
+            weight_set=identity.weight_set,
+            recipe=identity.recipe,
+            created_at=run.committed_at,
+        )
+        if _insert_unless_taken(created, job_group=group):
             return created, True
-        except IntegrityError:
-            taken = Benchmark.objects.get(public_id=public_id)
-            if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
-                return taken, False  # a concurrent commit of this job created it first
+        taken = Benchmark.objects.get(public_id=public_id)
+        if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
+            return taken, False  # a concurrent commit of this job created it first
     raise IntegrityError(f"no free public id for {base}")
+
+
+def _link_group(key_fingerprint: str, job_group: str, benchmark: Benchmark) -> None:
+    # One statement, no savepoint: a concurrent commit of this job may have linked it first.
+    BenchmarkGroup.objects.bulk_create(
+        [BenchmarkGroup(key_fingerprint=key_fingerprint, job_group=job_group, benchmark=benchmark)],
+        ignore_conflicts=True,
+    )
+
+
+def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
+    """INSERT … ON CONFLICT DO NOTHING RETURNING id: no savepoint (the transaction goes on when
+    the public id is taken), and on PostgreSQL the link to the key's job group in the same
+    statement. Whether it inserted; if so, `benchmark` is the saved row, linked."""
+    meta = Benchmark._meta
+    query = InsertQuery(Benchmark, on_conflict=OnConflict.IGNORE)
+    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [benchmark])
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [meta.pk]
+    [(sql, params)] = compiler.as_sql()
+    linked = connection.vendor == "postgresql"
+    if linked:
+        sql = (
+            f"WITH inserted AS ({sql}), linked AS ("
+            f"INSERT INTO {BenchmarkGroup._meta.db_table} (key_fingerprint, job_group, benchmark_id) "
+            "SELECT %s, %s, id FROM inserted ON CONFLICT DO NOTHING) SELECT id FROM inserted"
+        )
+        params = (*params, benchmark.key_fingerprint, job_group)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        inserted = cursor.fetchone()
+    if inserted is None:
+        return False
+    benchmark.pk = inserted[0]
+    benchmark._state.adding, benchmark._state.db = False, connection.alias
+    if not linked:
+        _link_group(benchmark.key_fingerprint, job_group, benchmark)
+    return True
 
 
 def _resumed_benchmark(
@@ -622,39 +702,50 @@ def _resumed_benchmark(
 ) -> Benchmark | None:
     """A resumed job sends its later bundles under a second job_group: attach them to the recent
     benchmark of the same key, model, hardware, weight set and recipe that does not yet hold
-    this kind of run."""
+    this kind of run (only its id: the caller reads it under its lock)."""
     if not run.job_group:
         return None
-    # The latest candidate, and whether it holds this kind of run: one query.
-    same_kind = Run.objects.filter(
-        benchmark=OuterRef("pk"), board=run.board, suite_id=run.suite_id, harness=run.harness
+    # The latest candidate, and whether it holds this kind of run: one query, in SQL (the ORM's
+    # compilation of its Exists cost more than the query on every first run of a job).
+    suite = "r.suite_id IS NULL" if run.suite_id is None else "r.suite_id = %s"
+    recipe = "b.recipe_id IS NULL" if identity.recipe_id is None else "b.recipe_id = %s"
+    sql = (
+        f"SELECT b.id, EXISTS (SELECT 1 FROM {Run._meta.db_table} r WHERE r.benchmark_id = b.id "
+        f"AND r.board = %s AND {suite} AND r.harness = %s) "
+        f"FROM {Benchmark._meta.db_table} b WHERE b.key_fingerprint = %s AND b.model_id = %s "
+        f"AND b.hardware_class_id = %s AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
+        "ORDER BY b.created_at DESC LIMIT 1"
     )
-    candidate = (
-        Benchmark.objects.filter(
-            key_fingerprint=run.key_fingerprint,
-            model=bench_model,
-            hardware_class=hardware_class,
-            weight_set=identity.weight_set,
-            recipe_id=identity.recipe_id,
-            created_at__gte=run.committed_at - RESUME_WINDOW,
-        )
-        .annotate(holds_this_kind=Exists(same_kind))
-        .order_by("-created_at")
-        .first()
-    )
-    if candidate is None or candidate.holds_this_kind:
+    params = [
+        run.board,
+        *([] if run.suite_id is None else [run.suite_id]),
+        run.harness,
+        run.key_fingerprint,
+        bench_model.pk,
+        hardware_class.pk,
+        identity.weight_set,
+        *([] if identity.recipe_id is None else [identity.recipe_id]),
+        connection.ops.adapt_datetimefield_value(run.committed_at - RESUME_WINDOW),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        candidate = cursor.fetchone()
+    if candidate is None or candidate[1]:
         return None
-    return candidate
+    return Benchmark(pk=candidate[0])  # read again under its lock by the caller
 
 
-def refresh_benchmark(benchmark_id: int, *, locked: Benchmark | None = None) -> Benchmark:
+def refresh_benchmark(
+    benchmark_id: int, *, locked: Benchmark | None = None, runs: list[Run] | None = None
+) -> Benchmark:
     """Rewrite a benchmark's summary from its runs (docs/trust-and-ranking.md §Benchmarks,
     docs/cohorts.md). Call inside a transaction holding the benchmark's row lock (`locked`: the
-    row as read under that lock, with its class, model and recipe)."""
+    row as read under that lock, with its class, model and recipe; `runs`: all its runs in
+    commit order, when the caller holds them)."""
     benchmark = locked or Benchmark.objects.select_related("hardware_class", "model", "recipe").get(
         pk=benchmark_id
     )
-    all_runs = list(benchmark.runs.order_by("committed_at", "pk"))
+    all_runs = list(benchmark.runs.order_by("committed_at", "pk")) if runs is None else runs
     _apply_flags(benchmark, all_runs)
     runs = [r for r in all_runs if not r.flagged]  # a flagged run is shown, never counted
     current_suites = current_text_suites()
@@ -861,6 +952,7 @@ def clear_board() -> None:
     ChampionReign.objects.all().delete()
     RecipeReproduction.objects.all().delete()
     ClassSummary.objects.all().delete()
+    ModelClassSummary.objects.all().delete()
     Run.objects.all().delete()
     Benchmark.objects.all().delete()
     BenchModel.objects.all().delete()
@@ -1089,8 +1181,10 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
     entries: list[Entry] = []
     model_pk: dict[str, int] = {}
     benchmark_pk: dict[str, int] = {}
+    by_model: dict[int, list[dict]] = {}
     for row in rows:
         data = dict(zip(ENTRY_FIELDS, row, strict=True))
+        by_model.setdefault(data["model_id"], []).append(data)
         model_pk[data["model__canonical_id"]] = data["model_id"]
         benchmark_pk[data["public_id"]] = data["pk"]
         entries.append(
@@ -1192,6 +1286,60 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
     Champion.objects.bulk_create(champions)
     ChampionReign.objects.bulk_create(history, batch_size=500)
     _write_class_summary(hardware_class, entries)
+    _write_model_summaries(hardware_class, by_model, model_ids)
+
+
+# (field, lowest wins): the figures a model page shows per class (ModelClassSummary.best_*).
+MODEL_PAGE_FIGURES = {
+    "best_peak": ("peak_tps", False),
+    "best_single": ("single_stream_tps", False),
+    "best_latency": ("ttft_ms", True),
+}
+
+
+def _best_by(rows: list[dict], name: str, lowest: bool) -> int | None:
+    """The pk of the row with the best `name`; a tie goes to the latest submitted (one not
+    submitted first), then to the highest pk: the tables' order."""
+    candidates = [row for row in rows if row[name] is not None]
+    candidates.sort(
+        key=lambda row: (row["submitted_at"] is None, row["submitted_at"] or NEVER, row["pk"]),
+        reverse=True,
+    )
+    pick = min if lowest else max  # both keep the first of equals
+    return pick(candidates, key=lambda row: row[name])["pk"] if candidates else None
+
+
+def _write_model_summaries(
+    hardware_class: HardwareClass, by_model: dict[int, list[dict]], model_ids: set[int] | None
+) -> None:
+    """Each model's summary on this class (of `model_ids`; None: of every model)."""
+    stale = ModelClassSummary.objects.filter(hardware_class=hardware_class)
+    if model_ids is not None:
+        stale = stale.filter(model_id__in=model_ids)
+    stale.delete()
+    ModelClassSummary.objects.bulk_create(
+        ModelClassSummary(model_id=model_id, hardware_class=hardware_class, **summary_fields(rows))
+        for model_id, rows in sorted(by_model.items())
+        if model_ids is None or model_id in model_ids
+    )
+
+
+def summary_fields(rows: list[dict]) -> dict:
+    """A model's summary on one class from its published benchmarks there (each a dict of
+    pk, ranked, submitted_at and the figures); pure, so migration 0006 fills the table with it."""
+    ranked = [row for row in rows if row["ranked"]]
+    pool = ranked or rows
+    return {
+        "benchmark_count": len(rows),
+        "ranked_count": len(ranked),
+        "latest_at": max(
+            (row["submitted_at"] for row in rows if row["submitted_at"]), default=None
+        ),
+        **{
+            f"{field}_id": _best_by(pool, name, lowest)
+            for field, (name, lowest) in MODEL_PAGE_FIGURES.items()
+        },
+    }
 
 
 def _best_composites_of(model_ids) -> dict[str, float]:

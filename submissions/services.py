@@ -10,10 +10,12 @@ import hmac
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import string
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -170,6 +172,12 @@ def store_evidence(body: ReceivedBody) -> str:
     """Write the raw body to the blob store, then its row; both idempotent by content, and the
     digest is the one computed while reading."""
     digest = blob_store().put(body.data, digest=body.sha256)
+    store_evidence_row(body, digest)
+    return digest
+
+
+def store_evidence_row(body: ReceivedBody, digest: str) -> None:
+    """The row of a body already in the blob store; idempotent by content."""
     table = RawBundle._meta.db_table
     # The bundle itself is on disk already; the commit that refers to this row flushes it.
     with connection.cursor() as cursor:
@@ -179,7 +187,44 @@ def store_evidence(body: ReceivedBody) -> str:
             "ON CONFLICT (sha256) DO NOTHING",
             [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
         )
-    return digest
+
+
+_writers: tuple[int, ThreadPoolExecutor] | None = None
+# A body up to this size may stay in memory while the bundle is checked and scored (its write
+# overlaps all of that); a bigger one is stored, and let go, once the secret scan is done: its
+# bytes next to the bundle's canonical copy would raise the worker's peak by the body's size
+# (docs/protocol.md §Ingest cost).
+HELD_WHILE_WRITTEN_BYTES = 8 * 1024 * 1024
+
+
+def _evidence_writers() -> ThreadPoolExecutor:
+    """This process's threads for blob writes (made after a fork, never inherited from it)."""
+    global _writers
+    if _writers is None or _writers[0] != os.getpid():
+        _writers = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="evidence"))
+    return _writers[1]
+
+
+class _Evidence:
+    """A results body on its way to the blob store: the write (and its disk flush) runs while the
+    request checks the parsed bundle, which no longer reads the bytes. `stored()` waits for it and writes the
+    body's row: called before anything refers to the body (a quarantine, a checkpoint, a commit)
+    and before any answer, so evidence still comes before anything derived from it
+    (docs/protocol.md §Evidence and the ingest log)."""
+
+    def __init__(self, body: ReceivedBody):
+        self.body, self.digest = body, body.sha256
+        self._write = _evidence_writers().submit(blob_store().put, body.data, digest=body.sha256)
+        # Nothing reads the bytes after this: a big body is not held while it is worked on.
+        self._write.add_done_callback(lambda _write: body.release())
+        self._row_written = False
+
+    def stored(self) -> str:
+        if not self._row_written:
+            self._write.result()  # BlobStoreUnavailable as the write raised it
+            store_evidence_row(self.body, self.digest)
+            self._row_written = True
+        return self.digest
 
 
 def revoke_key(key: DeviceKey, *, reason: str) -> bool:
@@ -222,10 +267,10 @@ def record_forgery(*, key_id: int, reason: Reason, run_id: str) -> bool:
     return False
 
 
-def _quarantine(session: RunSession, reason: Reason, note: str, digest: str) -> None:
-    """Keep a refused signed bundle (stored already) for review."""
+def _quarantine(session: RunSession, reason: Reason, note: str, evidence: "_Evidence") -> None:
+    """Keep a refused signed bundle (once stored) for review."""
     QuarantinedBundle.objects.create(
-        raw_id=digest,
+        raw_id=evidence.stored(),
         run_id=session.run_id,
         key_fingerprint=session.key.fingerprint,
         reason=reason,
@@ -234,11 +279,11 @@ def _quarantine(session: RunSession, reason: Reason, note: str, digest: str) -> 
 
 
 def _refuse_forgery(
-    session: RunSession, reason: Reason, note: str, digest: str, *, close: bool
+    session: RunSession, reason: Reason, note: str, evidence: "_Evidence", *, close: bool
 ) -> NoReturn:
     """Keep the bundle in quarantine, count the event against the key, maybe close the session;
     always raises the refusal."""
-    _quarantine(session, reason, note, digest)
+    _quarantine(session, reason, note, evidence)
     record_forgery(key_id=session.key_id, reason=reason, run_id=session.run_id)
     if close:
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
@@ -249,7 +294,7 @@ def _refuse_forgery(
         note,
         run_id=session.run_id,
         key_fingerprint=session.key.fingerprint,
-        bundle_sha256=digest,
+        bundle_sha256=evidence.digest,
     )
 
 
@@ -397,6 +442,7 @@ class _Submission:
     job_sig: str | None
     context: dict = field(default_factory=dict)
     model_output_clean: bool = False  # its text holds no prefixed token (recipes/secret_scan.py)
+    evidence: "_Evidence | None" = None  # stored before anything refers to it
 
 
 class _SessionMoved(Exception):
@@ -432,16 +478,29 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     except SchemaError as exc:
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     del envelope_data
-    bundle = envelope.bundle
-    # Every answer from here on keeps the bundle as evidence: store it, then let the bytes go.
-    digest = store_evidence(body)
-    # A final's secret scan reads its model output here, in one pass over the text.
-    model_output_clean = bundle.get("final") is True and not json_may_hold_token(body.data)
-    body.release()
+    data = body.data  # the bytes the secret scan reads while they are written
+    # Every answer from here on keeps the bundle as evidence: its write starts now, the bytes go
+    # once it is done, and it is stored (`_Evidence.stored`) at the latest when this returns.
+    evidence = _Evidence(body)
+    try:
+        # A final's secret scan reads its model output here, in one pass over the text.
+        clean = envelope.bundle.get("final") is True and not json_may_hold_token(data)
+        del data
+        if body.size > HELD_WHILE_WRITTEN_BYTES:
+            evidence.stored()
+        return _submit_checked(session, evidence, envelope, context, clean)
+    finally:
+        evidence.stored()
+
+
+def _submit_checked(
+    session: RunSession, evidence: "_Evidence", envelope, context: dict, model_output_clean: bool
+) -> Outcome:
+    run_id, bundle, digest = session.run_id, envelope.bundle, evidence.digest
     context["bundle_sha256"] = digest
 
     if session.key.is_revoked:
-        _quarantine(session, Reason.REVOKED_KEY, "", digest)
+        _quarantine(session, Reason.REVOKED_KEY, "", evidence)
         RunSession.objects.filter(pk=session.pk, status__in=LIVE_SESSION_STATUSES).update(
             status=SessionStatus.QUARANTINED
         )
@@ -451,7 +510,7 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
             session,
             Reason.BAD_SIG,
             "signature does not verify with the run's key",
-            digest,
+            evidence,
             close=True,
         )
     if bundle.get("run_id") != run_id:
@@ -459,12 +518,16 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
             session,
             Reason.RUN_ID_MISMATCH,
             "bundle.run_id differs from the path",
-            digest,
+            evidence,
             close=True,
         )
     if bundle.get("run_nonce") != session.nonce:
         _refuse_forgery(
-            session, Reason.NONCE_MISMATCH, "bundle.run_nonce is not this run's", digest, close=True
+            session,
+            Reason.NONCE_MISMATCH,
+            "bundle.run_nonce is not this run's",
+            evidence,
+            close=True,
         )
 
     job_sig = bundle.get("job_sig")
@@ -473,6 +536,7 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     if job_sig:
         existing = _committed_session_for(session.key_id, job_sig)
         if existing is not None:
+            evidence.stored()
             return _duplicate(existing, context)
     try:
         parsed, bundle = normalise_bundle(bundle, board=session.board)
@@ -480,23 +544,25 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     except (SchemaError, board_services.BundleRuleError) as exc:
         # Kept for review but never counted against the key: a format bug of one pod release
         # must not revoke every honest pod running it (docs/protocol.md).
-        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), digest)
+        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), evidence)
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
-    submission = _Submission(session, bundle, digest, job_sig, context, model_output_clean)
+    submission = _Submission(
+        session, bundle, digest, job_sig, context, model_output_clean, evidence
+    )
     try:
         if parsed.final:
             return _commit_final(submission)
         return _record_checkpoint(submission)
     except Refusal as refusal:
         if refusal.reason == Reason.REPLAY_NONCE:
-            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, digest, close=False)
+            _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, evidence, close=False)
         raise
     except (DataError, IntegrityError) as exc:
         # A value the database cannot hold got past the schema: a bug to fix, but the bundle
         # can never commit, so the pod is told not to retry (400, kept for review).
         logger.exception("the database refused a validated bundle of run %s", run_id)
         note = f"the database cannot store a value of this bundle ({_first_line(exc)})"
-        _quarantine(session, Reason.SCHEMA_INVALID, note, digest)
+        _quarantine(session, Reason.SCHEMA_INVALID, note, evidence)
         raise Refusal(Reason.SCHEMA_INVALID, note, **context) from None
 
 
@@ -550,6 +616,8 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
         if (case_id := storable(row["case_id"])) not in stored
     ]
     serialised = {case_id: json.dumps(row) for case_id, row in fresh}
+    if submission.evidence is not None:
+        submission.evidence.stored()
     now = timezone.now()
     with transaction.atomic():
         locked = RunSession.objects.select_for_update().get(pk=session.pk)
@@ -639,33 +707,17 @@ def _commit_final(submission: _Submission) -> Outcome:
             bundle_sha256=submission.digest,
             model_output_clean=submission.model_output_clean and checkpoints_clean,
         )
+        if submission.evidence is not None:
+            submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
             with transaction.atomic():
                 now = timezone.now()
                 run = board_services.commit_run(prepared, committed_at=now)
                 # The board's signed manifest, version 1, commits with the run.
-                anchor_services.sign_at_commit(run.run_id)
+                anchor_services.sign_at_commit(run.run_id, benchmark=run.benchmark)
                 job_sig = submission.job_sig or current.job_sig
-                # The claim: exactly one final wins a session, and the (key, job_sig) constraint
-                # makes a concurrent commit of the same job fail here.
-                claimed = RunSession.objects.filter(
-                    pk=current.pk,
-                    status__in=LIVE_SESSION_STATUSES,
-                    checkpoints=current.checkpoints,
-                ).update(
-                    status=SessionStatus.COMMITTED,
-                    job_sig=job_sig,
-                    committed_at=now,
-                    last_progress_at=now,
-                    final_bundle_sha256=submission.digest,
-                )
-                if claimed != 1:
+                if not _claim_session(current, submission.digest, job_sig, now):
                     raise _SessionMoved
-                SessionBundle.objects.create(session=current, raw_id=submission.digest, final=True)
-                if job_sig:
-                    RunSession.objects.filter(
-                        key_id=current.key_id, job_sig=job_sig, status__in=LIVE_SESSION_STATUSES
-                    ).exclude(pk=current.pk).update(status=SessionStatus.SUPERSEDED)
                 if run.verification == Verification.PENDING:
                     transaction.on_commit(partial(tasks.verify_weights.delay, run.run_id))
         except _SessionMoved:
@@ -685,12 +737,84 @@ def _commit_final(submission: _Submission) -> Outcome:
     raise OperationalError("the session kept changing while its final was committed")
 
 
+def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -> bool:
+    """The claim, inside the commit's transaction: exactly one final wins a session (it must be
+    live and hold the checkpoints its rows were merged from), and the (key, job_sig) constraint
+    makes a concurrent commit of the same job fail here (IntegrityError). The claimed session
+    records its final bundle, and its job's other live sessions are superseded. Whether it won.
+
+    On PostgreSQL the three writes are one statement (one round trip); elsewhere three."""
+    live = [str(status) for status in LIVE_SESSION_STATUSES]
+    if connection.vendor != "postgresql":
+        claimed = RunSession.objects.filter(
+            pk=current.pk, status__in=live, checkpoints=current.checkpoints
+        ).update(
+            status=SessionStatus.COMMITTED,
+            job_sig=job_sig,
+            committed_at=now,
+            last_progress_at=now,
+            final_bundle_sha256=digest,
+        )
+        if claimed != 1:
+            return False
+        SessionBundle.objects.create(session=current, raw_id=digest, final=True)
+        if job_sig:
+            RunSession.objects.filter(
+                key_id=current.key_id, job_sig=job_sig, status__in=live
+            ).exclude(pk=current.pk).update(status=SessionStatus.SUPERSEDED)
+        return True
+    # Data-modifying CTEs run on one snapshot; the superseded sessions are other rows than the
+    # claimed one, and nothing is written unless the claim matched.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            CLAIM_SQL,
+            {
+                "committed": str(SessionStatus.COMMITTED),
+                "superseded": str(SessionStatus.SUPERSEDED),
+                "live": live,
+                "job_sig": job_sig,
+                "now": now,
+                "digest": digest,
+                "pk": current.pk,
+                "checkpoints": current.checkpoints,
+                "key_id": current.key_id,
+            },
+        )
+        (claimed,) = cursor.fetchone()
+    return claimed == 1
+
+
+CLAIM_SQL = f"""
+WITH claimed AS (
+    UPDATE {RunSession._meta.db_table}
+    SET status = %(committed)s, job_sig = %(job_sig)s, committed_at = %(now)s,
+        last_progress_at = %(now)s, final_bundle_sha256 = %(digest)s
+    WHERE id = %(pk)s AND status = ANY(%(live)s) AND checkpoints = %(checkpoints)s
+    RETURNING id
+), kept AS (
+    INSERT INTO {SessionBundle._meta.db_table} (session_id, raw_id, final, received_at)
+    SELECT id, %(digest)s, true, %(now)s FROM claimed
+), superseded AS (
+    UPDATE {RunSession._meta.db_table} SET status = %(superseded)s
+    WHERE %(job_sig)s::text IS NOT NULL AND key_id = %(key_id)s AND job_sig = %(job_sig)s
+      AND status = ANY(%(live)s) AND id <> %(pk)s AND EXISTS (SELECT 1 FROM claimed)
+)
+SELECT count(*) FROM claimed
+"""
+
+
 def _committed_answer(run_id: str, context: dict, *, run: Run | None = None) -> Outcome:
     """The answer to a committed final: from the run just written, or read again.
 
-    A run written pending had its weight check queued on commit; where that check has already
-    run (eager tasks, or a quick worker), the answer gives its verdict, not the stale one."""
-    if run is not None and run.verification == Verification.PENDING:
+    A run written pending had its weight check queued on commit. With eager tasks that check
+    has run by now, and the answer gives its verdict, read again; with a broker the worker
+    decides later and the answer says pending (tests/test_celery_worker.py), so nothing is read:
+    a worker quick enough to finish first would only make the answer depend on a race."""
+    if (
+        run is not None
+        and run.verification == Verification.PENDING
+        and tasks.verify_weights.app.conf.task_always_eager
+    ):
         run.refresh_from_db(fields=["trust", "verification"])
     summary = (
         board_selectors.run_commit_summary(run)
