@@ -82,6 +82,9 @@ def prepared_environment(base: dict[str, str]) -> dict[str, str]:
     env.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/aeon")
     env.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
     env.setdefault("CACHE_URL", env["CELERY_BROKER_URL"])  # several processes share answers
+    # Each thread keeps its database connection a minute, as deploy/compose.yaml does: opening
+    # one costs about as much as a small upload's whole floor (docs/protocol.md §Ingest cost).
+    env.setdefault("DB_CONN_MAX_AGE", "60")
     env.setdefault("AEON_SITE_URL", f"http://127.0.0.1:{port}")
     if not env.get("ALLOWED_HOSTS") and urlsplit(env["AEON_SITE_URL"]).hostname in (
         "127.0.0.1",

@@ -252,3 +252,11 @@ def test_security_headers_are_set_on_pages_and_api(client):
         response = client.get(path)
         assert response["X-Content-Type-Options"] == "nosniff"
         assert "default-src 'self'" in response["Content-Security-Policy"]
+
+
+def test_make_prod_keeps_database_connections_unless_told_otherwise(tmp_path):
+    from config.prodstack import prepared_environment
+
+    base = {"AEON_DATA_DIR": str(tmp_path), "SECRET_KEY": "x" * 50}
+    assert prepared_environment(base)["DB_CONN_MAX_AGE"] == "60"
+    assert prepared_environment(base | {"DB_CONN_MAX_AGE": "0"})["DB_CONN_MAX_AGE"] == "0"
