@@ -72,9 +72,16 @@ def _shared_generation(found) -> int:
     return found
 
 
+def _read_shared_generation():
+    """The shared generation as stored (None when missing): on the backend's own connection for
+    small integers when it has one (config/redis_cache.py), else a plain `get`."""
+    read = getattr(cache, "get_int", None)
+    return read(GENERATION_KEY) if read is not None else cache.get(GENERATION_KEY)
+
+
 def current_generation() -> int | None:
     if shared_cache():
-        return _shared_generation(cache.get(GENERATION_KEY))
+        return _shared_generation(_read_shared_generation())
     return stored_generation()
 
 
@@ -171,7 +178,7 @@ def _lookup(identity: str) -> tuple[int | None, Answer | None]:
         if generation is None or not _keeps():
             return generation, None
         return generation, memory.get(_memory_key(identity), generation)
-    generation = _shared_generation(cache.get(GENERATION_KEY))
+    generation = _shared_generation(_read_shared_generation())
     if not _keeps():
         return generation, None
     local = _memory_key(identity)
@@ -186,13 +193,17 @@ def _lookup(identity: str) -> tuple[int | None, Answer | None]:
     return generation, answer
 
 
-def _replay(request, answer: Answer) -> HttpResponse:
-    """The held answer, or a bodyless 304 when the client holds it already."""
+def _replay(request, answer: Answer, *, page: bool = False) -> HttpResponse:
+    """The held answer, or a bodyless 304 when the client holds it already, with the headers
+    `_public` (and `_public_page`) give a fresh answer, set at once."""
     if request.method == "GET" and _matches(request.META.get("HTTP_IF_NONE_MATCH"), answer.etag):
         response = HttpResponseNotModified()
     else:
         response = HttpResponse(answer.body, content_type=answer.content_type)
     response["ETag"] = answer.etag
+    response["Cache-Control"] = f"public, max-age={settings.AEON_API_MAX_AGE}"
+    if page:
+        response["Vary"] = "Cookie"
     return response
 
 
@@ -228,10 +239,11 @@ def cached_answer(view):
     def answer(request, *args, **kwargs):
         if request.method not in ("GET", "HEAD"):
             return view(request, *args, **kwargs)
-        identity = "answer:" + request.get_full_path()
+        # The path as routed and the query string as sent: one entry per distinct request.
+        identity = f"answer:{request.path}?{request.META.get('QUERY_STRING', '')}"
         generation, held = _lookup(identity)
         if held is not None:
-            return _public(_replay(request, held))
+            return _replay(request, held)
         response = _rendered(view(request, *args, **kwargs))
         if response.status_code != 200 or response.streaming:
             return response
@@ -260,8 +272,11 @@ def page_key(request, params: frozenset[str]) -> str | None:
 
 
 def _personal(request) -> bool:
-    """A signed-in visitor (staff see moderation extras): their pages are never shared. Without
-    a session cookie this costs nothing; `request.user` is lazy."""
+    """A signed-in visitor (staff see moderation extras): their pages are never shared. Signing
+    in is kept in the session: without a session cookie nobody is signed in, and the session is
+    not even looked at."""
+    if settings.SESSION_COOKIE_NAME not in request.COOKIES:
+        return False
     user = getattr(request, "user", None)
     return bool(user is not None and user.is_authenticated)
 
@@ -296,7 +311,7 @@ def cached_page(view=None, *, params=()):
             key = page_key(request, allowed)
             generation, held = _lookup(key) if key else (None, None)
             if held is not None:
-                return _public_page(_replay(request, held))
+                return _replay(request, held, page=True)
             response = _rendered(view(request, *args, **kwargs))
             if not _shareable(request, response):
                 if response.status_code == 200:

@@ -199,3 +199,18 @@ def test_pages_beyond_the_memory_bound_are_still_served_right(redis_board, clien
             assert served.content == pages[host], host
             assert memory.bytes <= settings.AEON_ANSWER_MEMORY_BYTES
     assert 1 <= len(memory) <= 4
+
+
+def test_the_generation_is_read_on_a_new_connection_when_redis_dropped_the_old_one(redis_board):
+    import redis
+    from django.core.cache import cache
+
+    from board.answer_cache import GENERATION_KEY, advance_shared_generation, current_generation
+
+    first = current_generation()
+    own = cache._own_connection()  # the connection get_int keeps for this thread
+    own.send_command("CLIENT", "ID")
+    redis.Redis.from_url(REDIS_URL).client_kill_filter(_id=own.read_response())
+
+    advance_shared_generation()
+    assert cache.get_int(GENERATION_KEY) == current_generation() == first + 1
