@@ -190,6 +190,23 @@ class Benchmark(models.Model):
         indexes = [
             models.Index(fields=["hardware_class", "ranked"]),
             models.Index(fields=["model", "ranked"]),
+            # The tables' order (newest first) over what visitors see, whole and per class or
+            # model: a page of 50 is read from the index whatever the number of benchmarks.
+            models.Index(
+                fields=["-submitted_at", "-id"],
+                condition=models.Q(withheld=False),
+                name="benchmark_public_order",
+            ),
+            models.Index(
+                fields=["hardware_class", "-submitted_at", "-id"],
+                condition=models.Q(withheld=False),
+                name="benchmark_public_class_order",
+            ),
+            models.Index(
+                fields=["model", "-submitted_at", "-id"],
+                condition=models.Q(withheld=False),
+                name="benchmark_public_model_order",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -475,6 +492,36 @@ class ClassSummary(models.Model):
     best = models.JSONField(default=dict)  # axis → {value, cohort, benchmark_id, model}
     best_throughput = models.FloatField(null=True)  # the board orders classes by it
     latest_at = models.DateTimeField(null=True)
+
+
+class ModelClassSummary(models.Model):
+    """What a model page shows per hardware class holding published benchmarks of the model: the
+    counts, the latest submission, and the benchmarks with the best peak, single-stream and
+    latency figures among the ranked ones (among all of them when none ranks). Written with the
+    class's other read models (docs/champions.md §Read models), so the page reads one row per
+    class whatever the number of benchmarks."""
+
+    model = models.ForeignKey(BenchModel, on_delete=models.CASCADE, related_name="class_summaries")
+    hardware_class = models.ForeignKey(
+        HardwareClass, on_delete=models.CASCADE, related_name="model_summaries"
+    )
+    benchmark_count = models.PositiveIntegerField(default=0)
+    ranked_count = models.PositiveIntegerField(default=0)
+    latest_at = models.DateTimeField(null=True)
+    best_peak = models.ForeignKey(Benchmark, null=True, on_delete=models.CASCADE, related_name="+")
+    best_single = models.ForeignKey(
+        Benchmark, null=True, on_delete=models.CASCADE, related_name="+"
+    )
+    best_latency = models.ForeignKey(
+        Benchmark, null=True, on_delete=models.CASCADE, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "hardware_class"], name="one_summary_per_model_and_class"
+            )
+        ]
 
 
 class BoardGeneration(models.Model):

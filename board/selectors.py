@@ -3,8 +3,8 @@
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, Max, Min, Prefetch, Q, Window
-from django.db.models.functions import Coalesce, RowNumber
+from django.db.models import Count, F, Min, Prefetch, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from board.champions import Axis, Reproduction, Spread
 from board.hardware import Family, HardwareClassSpec, board_order_key, normalise_label
@@ -15,6 +15,7 @@ from board.models import (
     ChampionReign,
     ClassSummary,
     HardwareClass,
+    ModelClassSummary,
     PerfCohort,
     RecipeReproduction,
     Run,
@@ -70,6 +71,7 @@ def benchmarks(
     *,
     hardware: str | None = None,
     model: str | None = None,
+    model_id: int | None = None,
     trust: str | None = None,
     ranked: str | None = None,
     search: str | None = None,
@@ -80,10 +82,20 @@ def benchmarks(
         .select_related("model", "hardware_class")
         .order_by("-submitted_at", "-pk")
     )
+    # The class and model are matched in a subquery, not a join, so that the database reads the
+    # page in order from the per-class (per-model) index instead of sorting every match.
     if hardware:
-        queryset = queryset.filter(hardware_class__slug=hardware)
+        queryset = queryset.filter(
+            hardware_class_id=Subquery(HardwareClass.objects.filter(slug=hardware).values("pk"))
+        )
     if model:
-        queryset = queryset.filter(model__canonical_id__iexact=model)
+        queryset = queryset.filter(
+            model_id__in=Subquery(
+                BenchModel.objects.filter(canonical_id__iexact=model).values("pk")
+            )
+        )
+    if model_id is not None:  # one model exactly: its page
+        queryset = queryset.filter(model_id=model_id)
     if trust:
         queryset = queryset.filter(trust=trust)
     if ranked not in (None, ""):
@@ -246,12 +258,12 @@ def hardware_classes_with_counts():
 
 
 def models_with_counts(search: str | None = None):
+    """Models with published benchmarks and how many (ranked), summed over their per-class read
+    models: a row per model and class, not per benchmark."""
     queryset = (
         BenchModel.objects.annotate(
-            n_benchmarks=Count("benchmarks", filter=Q(benchmarks__withheld=False)),
-            n_ranked=Count(
-                "benchmarks", filter=Q(benchmarks__withheld=False, benchmarks__ranked=True)
-            ),
+            n_benchmarks=Sum("class_summaries__benchmark_count"),
+            n_ranked=Sum("class_summaries__ranked_count"),
         )
         .filter(n_benchmarks__gt=0)
         .order_by("canonical_id")
@@ -263,57 +275,27 @@ def models_with_counts(search: str | None = None):
     return queryset
 
 
-# (key, field, lowest wins): the speed figures a model page shows per hardware class
-SPEED_FIGURES = (("peak", "peak_tps", False), ("single", "single_stream_tps", False))
-SPEED_FIGURES += (("latency", "ttft_ms", True),)
-
-
 def model_speed_by_class(model: BenchModel) -> list[dict]:
     """Per hardware class holding public benchmarks of `model` (latest first): how many, whether
     any ranks, and the benchmark with the best peak, single-stream and latency figure among the
-    ranked ones (among all of them when none ranks). Five queries, whatever the number of
-    benchmarks: the database picks the best of each class."""
-    published = Benchmark.objects.public().filter(model=model)
-    counts = list(
-        published.order_by()
-        .values("hardware_class_id")
-        .annotate(
-            count=Count("pk"),
-            n_ranked=Count("pk", filter=Q(ranked=True)),
-            latest=Max("submitted_at"),
-        )
-        .order_by(F("latest").desc(nulls_last=True), "hardware_class_id")
+    ranked ones (among all of them when none ranks). One query over the read model
+    (`ModelClassSummary`), whatever the number of benchmarks."""
+    summaries = (
+        ModelClassSummary.objects.filter(model=model)
+        .select_related("hardware_class", "best_peak", "best_single", "best_latency")
+        .order_by(F("latest_at").desc(nulls_last=True), "hardware_class_id")
     )
-    classes = HardwareClass.objects.in_bulk([row["hardware_class_id"] for row in counts])
-    best: dict[tuple, Benchmark] = {}
-    for key, name, lowest in SPEED_FIGURES:
-        figure = F(name).asc() if lowest else F(name).desc()
-        order = [figure, F("submitted_at").desc(nulls_first=True), F("pk").desc()]
-        for benchmark in (
-            published.filter(**{f"{name}__isnull": False})
-            .annotate(
-                place=Window(
-                    RowNumber(), partition_by=[F("hardware_class_id"), F("ranked")], order_by=order
-                )
-            )
-            .filter(place=1)
-        ):
-            best[(benchmark.hardware_class_id, benchmark.ranked, key)] = benchmark
-    speed = []
-    for row in counts:
-        ranked = row["n_ranked"] > 0
-        figures = {
-            key: best.get((row["hardware_class_id"], ranked, key)) for key, *_ in SPEED_FIGURES
+    return [
+        {
+            "cls": summary.hardware_class,
+            "ranked": summary.ranked_count > 0,
+            "count": summary.benchmark_count,
+            "peak": summary.best_peak,
+            "single": summary.best_single,
+            "latency": summary.best_latency,
         }
-        speed.append(
-            {
-                "cls": classes[row["hardware_class_id"]],
-                "ranked": ranked,
-                "count": row["count"],
-                **figures,
-            }
-        )
-    return speed
+        for summary in summaries
+    ]
 
 
 def bench_model(canonical_id: str) -> BenchModel | None:

@@ -30,6 +30,7 @@ from board.models import (
     FlagTarget,
     HardwareClass,
     HoldClearance,
+    ModelClassSummary,
     ModerationFlag,
     PerfCohort,
     RecipeReproduction,
@@ -861,6 +862,7 @@ def clear_board() -> None:
     ChampionReign.objects.all().delete()
     RecipeReproduction.objects.all().delete()
     ClassSummary.objects.all().delete()
+    ModelClassSummary.objects.all().delete()
     Run.objects.all().delete()
     Benchmark.objects.all().delete()
     BenchModel.objects.all().delete()
@@ -1089,8 +1091,10 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
     entries: list[Entry] = []
     model_pk: dict[str, int] = {}
     benchmark_pk: dict[str, int] = {}
+    by_model: dict[int, list[dict]] = {}
     for row in rows:
         data = dict(zip(ENTRY_FIELDS, row, strict=True))
+        by_model.setdefault(data["model_id"], []).append(data)
         model_pk[data["model__canonical_id"]] = data["model_id"]
         benchmark_pk[data["public_id"]] = data["pk"]
         entries.append(
@@ -1192,6 +1196,60 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
     Champion.objects.bulk_create(champions)
     ChampionReign.objects.bulk_create(history, batch_size=500)
     _write_class_summary(hardware_class, entries)
+    _write_model_summaries(hardware_class, by_model, model_ids)
+
+
+# (field, lowest wins): the figures a model page shows per class (ModelClassSummary.best_*).
+MODEL_PAGE_FIGURES = {
+    "best_peak": ("peak_tps", False),
+    "best_single": ("single_stream_tps", False),
+    "best_latency": ("ttft_ms", True),
+}
+
+
+def _best_by(rows: list[dict], name: str, lowest: bool) -> int | None:
+    """The pk of the row with the best `name`; a tie goes to the latest submitted (one not
+    submitted first), then to the highest pk: the tables' order."""
+    candidates = [row for row in rows if row[name] is not None]
+    candidates.sort(
+        key=lambda row: (row["submitted_at"] is None, row["submitted_at"] or NEVER, row["pk"]),
+        reverse=True,
+    )
+    pick = min if lowest else max  # both keep the first of equals
+    return pick(candidates, key=lambda row: row[name])["pk"] if candidates else None
+
+
+def _write_model_summaries(
+    hardware_class: HardwareClass, by_model: dict[int, list[dict]], model_ids: set[int] | None
+) -> None:
+    """Each model's summary on this class (of `model_ids`; None: of every model)."""
+    stale = ModelClassSummary.objects.filter(hardware_class=hardware_class)
+    if model_ids is not None:
+        stale = stale.filter(model_id__in=model_ids)
+    stale.delete()
+    ModelClassSummary.objects.bulk_create(
+        ModelClassSummary(model_id=model_id, hardware_class=hardware_class, **summary_fields(rows))
+        for model_id, rows in sorted(by_model.items())
+        if model_ids is None or model_id in model_ids
+    )
+
+
+def summary_fields(rows: list[dict]) -> dict:
+    """A model's summary on one class from its published benchmarks there (each a dict of
+    pk, ranked, submitted_at and the figures); pure, so migration 0006 fills the table with it."""
+    ranked = [row for row in rows if row["ranked"]]
+    pool = ranked or rows
+    return {
+        "benchmark_count": len(rows),
+        "ranked_count": len(ranked),
+        "latest_at": max(
+            (row["submitted_at"] for row in rows if row["submitted_at"]), default=None
+        ),
+        **{
+            f"{field}_id": _best_by(pool, name, lowest)
+            for field, (name, lowest) in MODEL_PAGE_FIGURES.items()
+        },
+    }
 
 
 def _best_composites_of(model_ids) -> dict[str, float]:

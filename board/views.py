@@ -131,7 +131,7 @@ def model_page(request, canonical_id: str):
     bench_model = selectors.bench_model(canonical_id)
     if bench_model is None:
         raise Http404("no such model")
-    benchmarks = selectors.benchmark_table(model=bench_model.canonical_id, with_categories=True)
+    benchmarks = selectors.benchmark_table(model_id=bench_model.pk, with_categories=True)
     page = Paginator(benchmarks, PAGE_SIZE).get_page(request.GET.get("page"))
     benchmarks = list(page.object_list)
     category_names, quality = quality_rows(benchmarks)
