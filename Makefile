@@ -47,9 +47,10 @@ test: setup
 bench: setup
 	$(PY) manage.py bench_ingest $(if $(BENCH_URL),--url $(BENCH_URL),)
 
-# Reads under load (docs/champions.md): 1,000 then 10,000 benchmarks in a database of its own
-# (DATABASE_URL's name + _readbench, PostgreSQL), gunicorn in the production configuration with a
-# Redis answer cache, wrk against each read and its floor; a table, and JSON under var/bench/.
+# Reads under load (docs/champions.md): 1,000 and 10,000 benchmarks in databases of their own
+# (DATABASE_URL's name + _readbench + the size, PostgreSQL), both served at once by gunicorn in
+# the production configuration with a Redis answer cache, wrk against each read and its floor in
+# alternating rounds; a table, and JSON under var/bench/.
 AEON_BENCH_CACHE_URL ?= redis://127.0.0.1:6379/0
 bench-reads: setup
 	AEON_BENCH_CACHE_URL=$(AEON_BENCH_CACHE_URL) $(PY) manage.py bench reads

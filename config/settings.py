@@ -254,6 +254,9 @@ else:
         }
     }
 AEON_ANSWER_CACHE_SECONDS = env_int("AEON_ANSWER_CACHE_SECONDS", 3600)
+# Each process also holds the answers it served in its own memory, up to this many bytes (least
+# recently served out first): a hit then fetches only the generation number from Redis.
+AEON_ANSWER_MEMORY_BYTES = env_int("AEON_ANSWER_MEMORY_BYTES", 32 * 1024 * 1024)
 AEON_API_MAX_AGE = env_int("AEON_API_MAX_AGE", 30)  # Cache-Control max-age of read answers
 # Set only by `manage.py bench reads`: serves the floor answers it wrote there.
 AEON_BENCH_FLOOR_DIR = env_str("AEON_BENCH_FLOOR_DIR")

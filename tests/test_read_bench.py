@@ -1,5 +1,6 @@
-"""`manage.py bench reads` runs end to end on a tiny board: its own database, gunicorn in the
-production configuration on a Redis cache, wrk against every read and its floor, a JSON report.
+"""`manage.py bench reads` runs end to end on a tiny board: a database per size (dropped at the
+end), a board signing key, gunicorn in the production configuration on a Redis cache serving
+every size at once, wrk against every read and its floor in alternating rounds, a JSON report.
 It asserts that every read was measured and answered without an error, never how fast."""
 
 import json
@@ -46,8 +47,15 @@ def bench_database(postgres):
     yield f"{server}/{name}"
     # The command suffixes the name it is given once more (its default database): drop both.
     with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        for leftover in (name, f"{name}_readbench"):
+        for leftover in (name, f"{name}_readbench", f"{name}14", f"{name}28"):
             admin.execute(f'DROP DATABASE IF EXISTS "{leftover}" WITH (FORCE)')
+
+
+def databases_named(bench_database: str) -> set[str]:
+    server, name = bench_database.rsplit("/", 1)
+    with psycopg.connect(f"{server}/postgres") as admin:
+        rows = admin.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (name + "%",))
+        return {row[0] for row in rows}
 
 
 def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database, tmp_path):
@@ -63,6 +71,8 @@ def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database
             "14,28",
             "--duration",
             "1",
+            "--rounds",
+            "2",
             "--warmup",
             "0",
             "--connections",
@@ -85,6 +95,8 @@ def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database
         timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "no board signing key configured" not in completed.stdout + completed.stderr
+    assert databases_named(bench_database) == set()  # made for the run, dropped after it
 
     measured = json.loads(report.read_text())
     assert set(measured["sizes"]) == {"14", "28"}
@@ -94,6 +106,10 @@ def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database
             for side in ("answer", "floor", "uncached"):
                 assert result[side]["requests"] > 0, (size, name, side)
                 assert result[side]["errors"] == result[side]["non_2xx_3xx"] == 0
+                assert result[side]["cpu_ms_per_request"] > 0, (size, name, side)
+                assert len(result["rounds"][side]) == 2, (size, name, side)
+            if name in measured["sizes"]["28"]:  # one floor, in the same rounds as both sizes
+                assert result["floor"] == measured["sizes"]["28"][name]["floor"]
             assert result["bytes"] > 0
     assert {goal["goal"].split(" ")[0] for goal in measured["goals"]} >= {
         "pod_champions",
