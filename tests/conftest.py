@@ -48,7 +48,6 @@ LONGEST_FIRST = (
     "test_read_bench.py",
     "test_publish_nothing_harmful.py",
     "test_prod_stack.py",
-    "test_embedded_default.py",
     "test_pages_browser.py",
 )
 

@@ -115,9 +115,26 @@ class EmbeddedBoard:
             os.killpg(self.process.pid, signum)
         else:
             self.process.send_signal(signum)
-        returncode = self.process.wait(timeout=60)
+        try:
+            returncode = self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"no stop within 60 s; processes:\n{self.states()}\n{self.output[-3000:]}")
         time.sleep(0.5)
         return returncode, {pid for pid in started if alive(pid)}
+
+    def states(self) -> str:
+        """Each live process of the board: its state, where the kernel holds it, its threads."""
+        lines = []
+        for pid in [self.process.pid, *self.started_processes()]:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text().splitlines()
+                wchan = Path(f"/proc/{pid}/wchan").read_text()
+                threads = len(list(Path(f"/proc/{pid}/task").iterdir()))
+            except OSError:
+                continue
+            state = next((line for line in status if line.startswith("State:")), "State: ?")
+            lines.append(f"  {pid} {state} wchan={wchan} threads={threads} {command_line(pid)}")
+        return "\n".join(lines)
 
     def kill_all(self) -> None:
         """Whatever a failed test left running, orphans included (same pid, same command)."""

@@ -48,6 +48,10 @@ class Command(BaseCommand):
     def handle(self, *args, host: str, port: int, **options):
         for signum in STOP_SIGNALS:
             signal.signal(signum, _raise_stop)
+        # A SIGINT stops the board even when this process was started with SIGINT ignored (a
+        # job started with `&` by a script, some supervisors): Python then installs no
+        # KeyboardInterrupt handler of its own, and the signal would be dropped.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         base_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
         server = None
         try:
