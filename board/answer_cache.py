@@ -173,17 +173,12 @@ def _memory_key(identity: str) -> str:
 def _lookup(identity: str) -> tuple[int | None, Answer | None]:
     """The current generation and the answer held for `identity` at it (None when none is):
     from this process's memory, else (shared cache) from Redis, then kept in memory too."""
-    if not shared_cache():
-        generation = stored_generation()
-        if generation is None or not _keeps():
-            return generation, None
-        return generation, memory.get(_memory_key(identity), generation)
-    generation = _shared_generation(_read_shared_generation())
-    if not _keeps():
+    generation = current_generation()
+    if generation is None or not _keeps():
         return generation, None
     local = _memory_key(identity)
     held = memory.get(local, generation)
-    if held is not None:
+    if held is not None or not shared_cache():
         return generation, held
     stored = cache.get(_shared_key(identity))
     if stored is None or stored[0] != generation:
