@@ -415,19 +415,31 @@ def _insert_run_and_results(run: Run, rows: list[dict]) -> None:
         run.save(force_insert=True)
         _insert_results(run, rows)
         return
-    meta = Run._meta
-    query = InsertQuery(Run)
-    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [run])
-    compiler = query.get_compiler(connection=connection)
-    compiler.returning_fields = [meta.pk]
-    [(run_insert, params)] = compiler.as_sql()
+    run_insert, params = _insert_returning_pk(run)
     with connection.cursor() as cursor:
         cursor.execute(
             RUN_AND_RESULTS_SQL.format(run_insert=run_insert),
             (*params, list(Result.ROW_FIELDS), text),
         )
-        (run.pk,) = cursor.fetchone()
-    run._state.adding, run._state.db = False, connection.alias
+        _saved_as(run, cursor.fetchone()[0])
+
+
+def _insert_returning_pk(instance, on_conflict=None) -> tuple[str, tuple]:
+    """The INSERT of `instance` as the ORM writes it, RETURNING its primary key, to run inside a
+    larger statement."""
+    meta = instance._meta
+    query = InsertQuery(type(instance), on_conflict=on_conflict)
+    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [instance])
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [meta.pk]
+    [(sql, params)] = compiler.as_sql()
+    return sql, tuple(params)
+
+
+def _saved_as(instance, pk) -> None:
+    """`instance`, inserted by hand, as the ORM leaves a saved one."""
+    instance.pk = pk
+    instance._state.adding, instance._state.db = False, connection.alias
 
 
 def _rows_jsonb_text(rows: list[dict]) -> str | None:
@@ -668,12 +680,7 @@ def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
     """INSERT … ON CONFLICT DO NOTHING RETURNING id: no savepoint (the transaction goes on when
     the public id is taken), and on PostgreSQL the link to the key's job group in the same
     statement. Whether it inserted; if so, `benchmark` is the saved row, linked."""
-    meta = Benchmark._meta
-    query = InsertQuery(Benchmark, on_conflict=OnConflict.IGNORE)
-    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [benchmark])
-    compiler = query.get_compiler(connection=connection)
-    compiler.returning_fields = [meta.pk]
-    [(sql, params)] = compiler.as_sql()
+    sql, params = _insert_returning_pk(benchmark, OnConflict.IGNORE)
     linked = connection.vendor == "postgresql"
     if linked:
         sql = (
@@ -687,8 +694,7 @@ def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
         inserted = cursor.fetchone()
     if inserted is None:
         return False
-    benchmark.pk = inserted[0]
-    benchmark._state.adding, benchmark._state.db = False, connection.alias
+    _saved_as(benchmark, inserted[0])
     if not linked:
         _link_group(benchmark.key_fingerprint, job_group, benchmark)
     return True
