@@ -168,14 +168,6 @@ def check_rate_limit(scope: str, limit: int) -> None:
 # --- evidence, forgery, revocation -------------------------------------------------------------
 
 
-def store_evidence(body: ReceivedBody) -> str:
-    """Write the raw body to the blob store, then its row; both idempotent by content, and the
-    digest is the one computed while reading."""
-    digest = blob_store().put(body.data, digest=body.sha256)
-    store_evidence_row(body, digest)
-    return digest
-
-
 def store_evidence_row(body: ReceivedBody, digest: str) -> None:
     """The row of a body already in the blob store; idempotent by content."""
     table = RawBundle._meta.db_table
@@ -438,11 +430,14 @@ def open_run(body: bytes) -> Outcome:
 class _Submission:
     session: RunSession
     bundle: dict
-    digest: str
+    evidence: "_Evidence"  # stored before anything refers to it
     job_sig: str | None
     context: dict = field(default_factory=dict)
     model_output_clean: bool = False  # its text holds no prefixed token (recipes/secret_scan.py)
-    evidence: "_Evidence | None" = None  # stored before anything refers to it
+
+    @property
+    def digest(self) -> str:
+        return self.evidence.digest
 
 
 class _SessionMoved(Exception):
@@ -546,9 +541,7 @@ def _submit_checked(
         # must not revoke every honest pod running it (docs/protocol.md).
         _quarantine(session, Reason.SCHEMA_INVALID, str(exc), evidence)
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
-    submission = _Submission(
-        session, bundle, digest, job_sig, context, model_output_clean, evidence
-    )
+    submission = _Submission(session, bundle, evidence, job_sig, context, model_output_clean)
     try:
         if parsed.final:
             return _commit_final(submission)
@@ -616,8 +609,7 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
         if (case_id := storable(row["case_id"])) not in stored
     ]
     serialised = {case_id: json.dumps(row) for case_id, row in fresh}
-    if submission.evidence is not None:
-        submission.evidence.stored()
+    submission.evidence.stored()
     now = timezone.now()
     with transaction.atomic():
         locked = RunSession.objects.select_for_update().get(pk=session.pk)
@@ -707,8 +699,7 @@ def _commit_final(submission: _Submission) -> Outcome:
             bundle_sha256=submission.digest,
             model_output_clean=submission.model_output_clean and checkpoints_clean,
         )
-        if submission.evidence is not None:
-            submission.evidence.stored()  # the bundle is on disk before the run refers to it
+        submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
             with transaction.atomic():
                 now = timezone.now()
