@@ -45,6 +45,8 @@ from board.models import (
 from board.perf import PerfRowError, summarise_perf
 from board.quality import score_agentic, score_text_run
 from board.suites import SuiteFacts, current_text_suites, suite_named
+from config import sqlrows
+from config.after_answer import publish_after_answer
 from config.durability import execute_unflushed
 from recipes.argv import option_value
 from recipes.commands import VLLM_ENGINES, assemble_commands
@@ -197,11 +199,9 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
     run.committed_at = committed_at
     identity = BenchmarkIdentity(
         weight_set=prepared.weight_set,
-        recipe=recipe_of(prepared.recipe, seen_at=committed_at),
+        recipe_id=prepared.recipe.id if prepared.recipe is not None else None,
     )
-    benchmark, created = _benchmark_for(
-        run, prepared.spec, prepared.model_name, prepared.hf_repo, identity
-    )
+    benchmark, created = _benchmark_for(run, prepared, identity)
     run.benchmark = benchmark
     _insert_run_and_results(run, prepared.rows)
     if prepared.perf is not None:
@@ -548,11 +548,15 @@ def hardware_class_for(spec: HardwareClassSpec) -> HardwareClass:
     return hardware_class
 
 
-def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
-    """docs/trust-and-ranking.md §Models: canonical id = hf_repo lowercased when known, else the declared name."""
+def model_canonical_id(model_name: str, hf_repo: str) -> str:
+    """docs/trust-and-ranking.md §Models: hf_repo lowercased when known, else the declared name."""
     canonical = hf_repo.strip().lower() if hf_repo else model_name.strip()
+    return storable(canonical)[:300]
+
+
+def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
     bench_model, _ = BenchModel.objects.get_or_create(
-        canonical_id=storable(canonical)[:300],
+        canonical_id=model_canonical_id(model_name, hf_repo),
         defaults={
             "hf_repo": storable(hf_repo)[:300],
             "display_name": storable(model_name)[:300],
@@ -568,11 +572,7 @@ class BenchmarkIdentity:
     one serving recipe (docs/recipes.md, "One benchmark, one weight set, one recipe")."""
 
     weight_set: str
-    recipe: Recipe | None
-
-    @property
-    def recipe_id(self) -> str | None:
-        return self.recipe.pk if self.recipe is not None else None
+    recipe_id: str | None
 
     def matches(self, benchmark: Benchmark) -> bool:
         return benchmark.weight_set == self.weight_set and benchmark.recipe_id == self.recipe_id
@@ -598,44 +598,154 @@ def weight_set_of(bundle: dict, weights_hash: str) -> str:
 
 
 def _benchmark_for(
-    run: Run,
-    spec: HardwareClassSpec,
-    model_name: str,
-    hf_repo: str,
-    identity: BenchmarkIdentity,
+    run: Run, prepared: PreparedRun, identity: BenchmarkIdentity
 ) -> tuple[Benchmark, bool]:
     """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
     this transaction so concurrent commits of one job rewrite its summary one after the other,
     and whether this transaction inserted it. A run of the same group with other weights or
     another recipe starts its own benchmark."""
     group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
-    existing = _locked_benchmarks().filter(
-        groups__key_fingerprint=run.key_fingerprint,
-        groups__job_group=group,
-        weight_set=identity.weight_set,
-        recipe_id=identity.recipe_id,
+    canonical = model_canonical_id(prepared.model_name, prepared.hf_repo)
+    found = _BenchmarkLookup.run(run, group, canonical, prepared.spec.slug, identity)
+    if found.existing_id is not None:
+        return _locked_benchmark(found.existing_id), False
+    if found.resumed_id is not None:
+        _link_group(run.key_fingerprint, group, Benchmark(pk=found.resumed_id))
+        return _locked_benchmark(found.resumed_id), False
+    bench_model = found.model or model_for(
+        prepared.model_name, prepared.hf_repo, frontier=run.target_class == "remote_api"
     )
-    for benchmark in existing[:1]:
-        return benchmark, False
-    bench_model = model_for(model_name, hf_repo, frontier=run.target_class == "remote_api")
-    hardware_class = hardware_class_for(spec)
-    benchmark, created = _resumed_benchmark(run, bench_model, hardware_class, identity), False
-    if benchmark is None:
-        benchmark, created = _new_benchmark(run, group, bench_model, hardware_class, identity)
-    if not created:  # a benchmark this call inserted was linked to the group as it was inserted
-        _link_group(run.key_fingerprint, group, benchmark)
+    hardware_class = found.hardware_class or hardware_class_for(prepared.spec)
+    # The recipe's row, created on first sight (docs/recipes.md).
+    recipe = found.recipe or recipe_of(prepared.recipe, seen_at=run.committed_at)
+    benchmark, created = _new_benchmark(run, group, bench_model, hardware_class, recipe, identity)
     if created:
-        # Inserted by this transaction: no other sees it before the commit, so it needs no
-        # lock, and it holds its class, model and recipe already.
+        # Inserted (and linked to the group) by this transaction: no other sees it before the
+        # commit, so it needs no lock, and it holds its class, model and recipe already.
         return benchmark, True
-    return _locked_benchmarks().get(pk=benchmark.pk), False
+    _link_group(run.key_fingerprint, group, benchmark)
+    return _locked_benchmark(benchmark.pk), False
 
 
-def _locked_benchmarks():
-    """Benchmarks with what their summary reads, the benchmark row alone locked."""
-    return Benchmark.objects.select_related("hardware_class", "model", "recipe").select_for_update(
-        of=("self",)
-    )
+@dataclass
+class _BenchmarkLookup:
+    """What attaching a run needs to know, read in one statement (SQL written once: the ORM's
+    compilation of these lookups cost more than the queries): the model and hardware class as
+    stored (None when new), the benchmark of the key's job group with this identity, and the
+    benchmark a resumed job continues (docs/trust-and-ranking.md §Benchmarks)."""
+
+    model: BenchModel | None
+    hardware_class: HardwareClass | None
+    recipe: Recipe | None
+    existing_id: int | None
+    resumed_id: int | None
+
+    @classmethod
+    def run(
+        cls, run: Run, group: str, canonical: str, slug: str, identity: BenchmarkIdentity
+    ) -> "_BenchmarkLookup":
+        recipe_known = identity.recipe_id is not None
+        suite_known = run.suite_id is not None
+        recipe = [identity.recipe_id] if recipe_known else []
+        # Only a job that names its group can resume another (a lone bundle stands alone).
+        since = run.committed_at - RESUME_WINDOW if run.job_group else None
+        candidate = [
+            run.key_fingerprint,
+            canonical,
+            slug,
+            identity.weight_set,
+            *recipe,
+            connection.ops.adapt_datetimefield_value(since),
+        ]
+        params = [
+            run.key_fingerprint,
+            group,
+            identity.weight_set,
+            *recipe,
+            *candidate,
+            *candidate,
+            run.board,
+            *([run.suite_id] if suite_known else []),
+            run.harness,
+            canonical,
+            slug,
+            identity.recipe_id or "",
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(_lookup_sql(recipe_known, suite_known), params)
+            row = cursor.fetchone()
+        class_at = 3 + sqlrows.width(BenchModel)
+        recipe_at = class_at + sqlrows.width(HardwareClass)
+        return cls(
+            model=sqlrows.take(BenchModel, row, 3),
+            hardware_class=sqlrows.take(HardwareClass, row, class_at),
+            recipe=sqlrows.take(Recipe, row, recipe_at),
+            existing_id=row[0],
+            resumed_id=row[1] if row[1] is not None and not row[2] else None,
+        )
+
+
+_LOOKUP_SQL: dict[tuple[bool, bool], str] = {}
+
+
+def _lookup_sql(recipe_known: bool, suite_known: bool) -> str:
+    if (recipe_known, suite_known) not in _LOOKUP_SQL:
+        recipe = "b.recipe_id = %s" if recipe_known else "b.recipe_id IS NULL"
+        suite = "r.suite_id = %s" if suite_known else "r.suite_id IS NULL"
+        benchmarks, runs = Benchmark._meta.db_table, Run._meta.db_table
+        models, classes = BenchModel._meta.db_table, HardwareClass._meta.db_table
+        # The latest benchmark of the same key, model, hardware, weights and recipe in the window.
+        candidate = (
+            f"SELECT b.id FROM {benchmarks} b WHERE b.key_fingerprint = %s "
+            f"AND b.model_id = (SELECT id FROM {models} WHERE canonical_id = %s) "
+            f"AND b.hardware_class_id = (SELECT id FROM {classes} WHERE slug = %s) "
+            f"AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
+            "ORDER BY b.created_at DESC LIMIT 1"
+        )
+        _LOOKUP_SQL[recipe_known, suite_known] = (
+            "SELECT "
+            f"(SELECT b.id FROM {benchmarks} b JOIN {BenchmarkGroup._meta.db_table} g "
+            "ON g.benchmark_id = b.id WHERE g.key_fingerprint = %s AND g.job_group = %s "
+            f"AND b.weight_set = %s AND {recipe} ORDER BY b.created_at DESC, b.id DESC LIMIT 1), "
+            f"({candidate}), "
+            # Whether that candidate already holds this kind of run: then it is not resumed.
+            f"EXISTS (SELECT 1 FROM {runs} r WHERE r.benchmark_id = ({candidate}) "
+            f"AND r.board = %s AND {suite} AND r.harness = %s), "
+            f"{sqlrows.columns(BenchModel, 'm')}, {sqlrows.columns(HardwareClass, 'c')}, "
+            f"{sqlrows.columns(Recipe, 'rc')} "
+            f"FROM (SELECT 1 AS one) AS one LEFT JOIN {models} m ON m.canonical_id = %s "
+            f"LEFT JOIN {classes} c ON c.slug = %s "
+            f"LEFT JOIN {Recipe._meta.db_table} rc ON rc.id = %s"
+        )
+    return _LOOKUP_SQL[recipe_known, suite_known]
+
+
+_LOCKED_BENCHMARK_SQL: list[str] = []
+
+
+def _locked_benchmark(benchmark_id: int) -> Benchmark:
+    """The benchmark with what its summary reads (model, class, recipe), its row alone locked
+    until the transaction ends (SQL written once)."""
+    if not _LOCKED_BENCHMARK_SQL:
+        lock = " FOR UPDATE OF b" if connection.features.has_select_for_update_of else ""
+        _LOCKED_BENCHMARK_SQL.append(
+            f"SELECT {sqlrows.columns(Benchmark, 'b')}, {sqlrows.columns(BenchModel, 'm')}, "
+            f"{sqlrows.columns(HardwareClass, 'c')}, {sqlrows.columns(Recipe, 'r')} "
+            f"FROM {Benchmark._meta.db_table} b "
+            f"JOIN {BenchModel._meta.db_table} m ON m.id = b.model_id "
+            f"JOIN {HardwareClass._meta.db_table} c ON c.id = b.hardware_class_id "
+            f"LEFT JOIN {Recipe._meta.db_table} r ON r.id = b.recipe_id WHERE b.id = %s{lock}"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCKED_BENCHMARK_SQL[0], [benchmark_id])
+        row = cursor.fetchone()
+    benchmark = sqlrows.take(Benchmark, row)
+    at = sqlrows.width(Benchmark)
+    benchmark.model = sqlrows.take(BenchModel, row, at)
+    at += sqlrows.width(BenchModel)
+    benchmark.hardware_class = sqlrows.take(HardwareClass, row, at)
+    benchmark.recipe = sqlrows.take(Recipe, row, at + sqlrows.width(HardwareClass))
+    return benchmark
 
 
 def _new_benchmark(
@@ -643,6 +753,7 @@ def _new_benchmark(
     group: str,
     bench_model: BenchModel,
     hardware_class: HardwareClass,
+    recipe: Recipe | None,
     identity: BenchmarkIdentity,
 ) -> tuple[Benchmark, bool]:
     """A benchmark with a public id stable across rebuilds: from key and group, and for a second
@@ -657,7 +768,7 @@ def _new_benchmark(
             hardware_class=hardware_class,
             hardware_label=run.hardware_label,
             weight_set=identity.weight_set,
-            recipe=identity.recipe,
+            recipe=recipe,
             created_at=run.committed_at,
         )
         if _insert_unless_taken(created, job_group=group):
@@ -698,47 +809,6 @@ def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
     if not linked:
         _link_group(benchmark.key_fingerprint, job_group, benchmark)
     return True
-
-
-def _resumed_benchmark(
-    run: Run,
-    bench_model: BenchModel,
-    hardware_class: HardwareClass,
-    identity: BenchmarkIdentity,
-) -> Benchmark | None:
-    """A resumed job sends its later bundles under a second job_group: attach them to the recent
-    benchmark of the same key, model, hardware, weight set and recipe that does not yet hold
-    this kind of run (only its id: the caller reads it under its lock)."""
-    if not run.job_group:
-        return None
-    # The latest candidate, and whether it holds this kind of run: one query, in SQL (the ORM's
-    # compilation of its Exists cost more than the query on every first run of a job).
-    suite = "r.suite_id IS NULL" if run.suite_id is None else "r.suite_id = %s"
-    recipe = "b.recipe_id IS NULL" if identity.recipe_id is None else "b.recipe_id = %s"
-    sql = (
-        f"SELECT b.id, EXISTS (SELECT 1 FROM {Run._meta.db_table} r WHERE r.benchmark_id = b.id "
-        f"AND r.board = %s AND {suite} AND r.harness = %s) "
-        f"FROM {Benchmark._meta.db_table} b WHERE b.key_fingerprint = %s AND b.model_id = %s "
-        f"AND b.hardware_class_id = %s AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
-        "ORDER BY b.created_at DESC LIMIT 1"
-    )
-    params = [
-        run.board,
-        *([] if run.suite_id is None else [run.suite_id]),
-        run.harness,
-        run.key_fingerprint,
-        bench_model.pk,
-        hardware_class.pk,
-        identity.weight_set,
-        *([] if identity.recipe_id is None else [identity.recipe_id]),
-        connection.ops.adapt_datetimefield_value(run.committed_at - RESUME_WINDOW),
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        candidate = cursor.fetchone()
-    if candidate is None or candidate[1]:
-        return None
-    return Benchmark(pk=candidate[0])  # read again under its lock by the caller
 
 
 def refresh_benchmark(
@@ -1107,7 +1177,7 @@ def read_models_changed(*, hardware_class_id: int | None, model_id: int | None) 
     transaction.on_commit(bump_generation)
     if hardware_class_id is not None or model_id is not None:
         transaction.on_commit(
-            partial(tasks.recompute_read_models.delay, hardware_class_id, model_id)
+            partial(publish_after_answer, tasks.recompute_read_models, hardware_class_id, model_id)
         )
 
 

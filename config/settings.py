@@ -80,6 +80,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.health.ProbeMiddleware",  # /healthz and /readyz, answered before the host check
+    "config.after_answer.AfterAnswerMiddleware",  # task publishes wait for the answer's last byte
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.ApiJsonErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -32,6 +32,7 @@ from board import selectors as board_selectors
 from board import services as board_services
 from board.jsonsafe import storable
 from board.models import Run, Verification
+from config.after_answer import publish_after_answer
 from config.api_errors import Reason
 from config.durability import execute_unflushed
 from recipes.secret_scan import json_may_hold_token
@@ -710,7 +711,9 @@ def _commit_final(submission: _Submission) -> Outcome:
                 if not _claim_session(current, submission.digest, job_sig, now):
                     raise _SessionMoved
                 if run.verification == Verification.PENDING:
-                    transaction.on_commit(partial(tasks.verify_weights.delay, run.run_id))
+                    transaction.on_commit(
+                        partial(publish_after_answer, tasks.verify_weights, run.run_id)
+                    )
         except _SessionMoved:
             continue
         except IntegrityError:
