@@ -9,7 +9,7 @@ nothing.
 import json
 import logging
 
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
@@ -24,6 +24,7 @@ from anchor.manifests import (
 )
 from anchor.models import RunManifest
 from board.models import Benchmark, Run, Verification
+from config import sqlrows
 from submissions.models import DeviceKey, KeyStatus
 
 logger = logging.getLogger("aeon.anchor")
@@ -58,12 +59,22 @@ FROM {Run._meta.db_table} r WHERE r.run_id = %s
 
 
 def _issue(
-    run_id: str, cause: dict | None, board_key, *, benchmark: Benchmark | None = None
+    run_id: str,
+    cause: dict | None,
+    board_key,
+    *,
+    benchmark: Benchmark | None = None,
+    committed: Run | None = None,
 ) -> RunManifest | None:
     # One query: the run with what its manifest says, its key's status, whether any version
     # is signed (the latest is read only then: never for a run being committed). `benchmark`:
     # the run's benchmark with its model, class and recipe, as this transaction holds them.
-    if benchmark is not None:
+    # `committed`: the run this transaction wrote, exactly as stored, with its key's status:
+    # nothing is read.
+    if committed is not None:
+        run = committed
+        run.signed = False
+    elif benchmark is not None:
         run = next(iter(Run.objects.raw(RUN_AS_STORED_SQL, [run_id])), None)
         if run is not None and run.benchmark_id == benchmark.pk:
             run.benchmark = benchmark
@@ -110,7 +121,7 @@ def _issue(
         change=change,
     )
     data = document_bytes(document)
-    return RunManifest.objects.create(
+    manifest = RunManifest(
         run_id=run_id,
         version=document["version"],
         document=data.decode("ascii"),
@@ -120,14 +131,30 @@ def _issue(
         signed_at=now,
         change=change or {},
     )
+    # An INSERT written once (the ORM's compilation cost more than the statement).
+    sql, params = sqlrows.insert(manifest)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        sqlrows.saved_as(manifest, cursor.fetchone()[0])
+    return manifest
 
 
-def sign_at_commit(run_id: str, *, benchmark: Benchmark | None = None) -> RunManifest | None:
+def sign_at_commit(
+    run_id: str,
+    *,
+    benchmark: Benchmark | None = None,
+    committed: Run | None = None,
+    key_status: str = "",
+) -> RunManifest | None:
     """Version 1, signed inside the commit's transaction. A board key that cannot be used never
     costs a pod its run: the commit goes on, the failure is logged, and `manage.py
     sign_manifests` signs the run once the key is there (readiness fails meanwhile).
     `benchmark`: the run's benchmark as the commit wrote it (with its model, class and recipe),
-    so that only the run itself is read back."""
+    so that only the run itself is read back; `committed` with `key_status`: the run exactly as
+    stored (with that benchmark) and its key's status as this transaction read it, so that
+    nothing is read."""
+    if committed is not None:
+        committed.key_status = key_status
     try:
         board_key = load_board_key()
     except BoardKeyError as exc:
@@ -136,7 +163,9 @@ def sign_at_commit(run_id: str, *, benchmark: Benchmark | None = None) -> RunMan
     # No savepoint: a database error aborts the commit anyway (re-raised below), and any other
     # failure happens before the one write, the manifest's INSERT, so it leaves nothing behind.
     try:
-        return _issue(run_id, {"kind": "commit"}, board_key, benchmark=benchmark)
+        return _issue(
+            run_id, {"kind": "commit"}, board_key, benchmark=benchmark, committed=committed
+        )
     except DatabaseError:
         raise  # the commit itself cannot go on; the pod's retry succeeds
     except Exception:

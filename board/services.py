@@ -11,8 +11,6 @@ from functools import partial
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Q
-from django.db.models.constants import OnConflict
-from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from board.answer_cache import advance_shared_generation, fresh_generation
@@ -191,28 +189,34 @@ def prepare_run(
     )
 
 
-def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
+def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> tuple[Run, bool]:
     """The writing half: attach the run to its benchmark (locked from here to the end of the
-    transaction), write it, its rows in one statement and its cohorts, rewrite the benchmark's
-    summary. Call inside the ingest transaction: a failure rolls the whole commit back."""
+    transaction), write it, its rows in one statement and its cohorts, and the benchmark's
+    summary. Call inside the ingest transaction: a failure rolls the whole commit back.
+
+    Returns the run, and whether it is exactly as a later read gives it (its manifest can be
+    signed from it without reading it back): on PostgreSQL its INSERT returned the stored row;
+    SQLite keeps JSON as the text written."""
     run = prepared.run
     run.committed_at = committed_at
     identity = BenchmarkIdentity(
         weight_set=prepared.weight_set,
         recipe_id=prepared.recipe.id if prepared.recipe is not None else None,
     )
-    benchmark, created = _benchmark_for(run, prepared, identity)
+    benchmark, summarised = _benchmark_for(run, prepared, identity)
     run.benchmark = benchmark
-    _insert_run_and_results(run, prepared.rows)
+    stored = _insert_run_and_results(run, prepared.rows)
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
         )
-    # A benchmark this transaction inserted is seen by no other before the commit: its only run
-    # is the one just written, and its summary needs no read of its runs.
-    benchmark = refresh_benchmark(benchmark.pk, locked=benchmark, runs=[run] if created else None)
+    if not summarised:  # an existing benchmark: its summary is rewritten from all its runs
+        benchmark = refresh_benchmark(benchmark.pk, locked=benchmark)
     read_models_changed(hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id)
-    return run
+    if stored is not None:
+        stored.benchmark = benchmark
+        return stored, True
+    return run, connection.vendor == "sqlite"
 
 
 def record_run(
@@ -240,7 +244,7 @@ def record_run(
         rows=rows,
         bundle_sha256=bundle_sha256,
     )
-    return commit_run(prepared, committed_at=committed_at)
+    return commit_run(prepared, committed_at=committed_at)[0]
 
 
 def _text(value) -> str:
@@ -396,50 +400,37 @@ FROM {runs}jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
 INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})" + (
     RESULTS_SELECT_SQL.format(run="%s", runs="")
 )
-# The run's INSERT (as the ORM writes it, RETURNING its id) with its rows in one statement.
-RUN_AND_RESULTS_SQL = (
-    "WITH inserted AS ({run_insert}), results AS ("
-    f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})"
-    + RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ")
-    .replace("{", "{{")
-    .replace("}", "}}")
-    + ") SELECT id FROM inserted"
-)
+_RUN_AND_RESULTS_SQL: list[str] = []
 
 
-def _insert_run_and_results(run: Run, rows: list[dict]) -> None:
+def _run_and_results_sql(run_insert: str) -> str:
+    """The run's INSERT (RETURNING the row as stored) with its rows in one statement, written
+    once."""
+    if not _RUN_AND_RESULTS_SQL:
+        results = RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ")
+        _RUN_AND_RESULTS_SQL.append(
+            f"WITH inserted AS ({run_insert}), results AS ("
+            f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
+            f"SELECT {sqlrows.columns(Run)} FROM inserted"
+        )
+    return _RUN_AND_RESULTS_SQL[0]
+
+
+def _insert_run_and_results(run: Run, rows: list[dict]) -> Run | None:
     """The run, then every per-case row in one bulk write (`_insert_results`). On PostgreSQL,
-    rows jsonb takes as they are go with the run's INSERT in one statement (one round trip)."""
+    rows jsonb takes as they are go with the run's INSERT in one statement (one round trip),
+    which also reads the run back as stored: that instance is returned (None otherwise)."""
     text = _rows_jsonb_text(rows) if connection.vendor == "postgresql" and rows else None
     if text is None:
         run.save(force_insert=True)
         _insert_results(run, rows)
-        return
-    run_insert, params = _insert_returning_pk(run)
+        return None
+    run_insert, params = sqlrows.insert(run, returning_row=True)
     with connection.cursor() as cursor:
-        cursor.execute(
-            RUN_AND_RESULTS_SQL.format(run_insert=run_insert),
-            (*params, list(Result.ROW_FIELDS), text),
-        )
-        _saved_as(run, cursor.fetchone()[0])
-
-
-def _insert_returning_pk(instance, on_conflict=None) -> tuple[str, tuple]:
-    """The INSERT of `instance` as the ORM writes it, RETURNING its primary key, to run inside a
-    larger statement."""
-    meta = instance._meta
-    query = InsertQuery(type(instance), on_conflict=on_conflict)
-    query.insert_values([f for f in meta.local_concrete_fields if f is not meta.pk], [instance])
-    compiler = query.get_compiler(connection=connection)
-    compiler.returning_fields = [meta.pk]
-    [(sql, params)] = compiler.as_sql()
-    return sql, tuple(params)
-
-
-def _saved_as(instance, pk) -> None:
-    """`instance`, inserted by hand, as the ORM leaves a saved one."""
-    instance.pk = pk
-    instance._state.adding, instance._state.db = False, connection.alias
+        cursor.execute(_run_and_results_sql(run_insert), (*params, list(Result.ROW_FIELDS), text))
+        stored = sqlrows.take(Run, cursor.fetchone())
+    sqlrows.saved_as(run, stored.pk)
+    return stored
 
 
 def _rows_jsonb_text(rows: list[dict]) -> str | None:
@@ -602,11 +593,12 @@ def _benchmark_for(
 ) -> tuple[Benchmark, bool]:
     """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
     this transaction so concurrent commits of one job rewrite its summary one after the other,
-    and whether this transaction inserted it. A run of the same group with other weights or
-    another recipe starts its own benchmark."""
+    and whether this transaction inserted it with its summary. A run of the same group with
+    other weights or another recipe starts its own benchmark."""
     group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
     canonical = model_canonical_id(prepared.model_name, prepared.hf_repo)
-    found = _BenchmarkLookup.run(run, group, canonical, prepared.spec.slug, identity)
+    public_id = _public_id(run.key_fingerprint, group)
+    found = _BenchmarkLookup.run(run, group, canonical, prepared.spec.slug, identity, public_id)
     if found.existing_id is not None:
         return _locked_benchmark(found.existing_id), False
     if found.resumed_id is not None:
@@ -618,13 +610,22 @@ def _benchmark_for(
     hardware_class = found.hardware_class or hardware_class_for(prepared.spec)
     # The recipe's row, created on first sight (docs/recipes.md).
     recipe = found.recipe or recipe_of(prepared.recipe, seen_at=run.committed_at)
-    benchmark, created = _new_benchmark(run, group, bench_model, hardware_class, recipe, identity)
+    run.flagged = found.run_flagged
+    benchmark, created = _new_benchmark(
+        run, group, bench_model, hardware_class, recipe, identity, found.benchmark_flagged
+    )
     if created:
-        # Inserted (and linked to the group) by this transaction: no other sees it before the
-        # commit, so it needs no lock, and it holds its class, model and recipe already.
+        # Inserted (and linked to the group) by this transaction with its summary: no other
+        # sees it before the commit, so it needs no lock.
         return benchmark, True
     _link_group(run.key_fingerprint, group, benchmark)
     return _locked_benchmark(benchmark.pk), False
+
+
+def _public_id(key_fingerprint: str, group: str, *identity: str) -> str:
+    """A benchmark's public id, stable across rebuilds: from key and group, and for a second
+    weight set or recipe within the group, from those too."""
+    return hashlib.sha256(":".join((key_fingerprint, group, *identity)).encode()).hexdigest()[:12]
 
 
 @dataclass
@@ -639,10 +640,18 @@ class _BenchmarkLookup:
     recipe: Recipe | None
     existing_id: int | None
     resumed_id: int | None
+    benchmark_flagged: bool  # the job's first public id carries a moderator's flag
+    run_flagged: bool
 
     @classmethod
     def run(
-        cls, run: Run, group: str, canonical: str, slug: str, identity: BenchmarkIdentity
+        cls,
+        run: Run,
+        group: str,
+        canonical: str,
+        slug: str,
+        identity: BenchmarkIdentity,
+        public_id: str,
     ) -> "_BenchmarkLookup":
         recipe_known = identity.recipe_id is not None
         suite_known = run.suite_id is not None
@@ -667,6 +676,10 @@ class _BenchmarkLookup:
             run.board,
             *([run.suite_id] if suite_known else []),
             run.harness,
+            str(FlagTarget.BENCHMARK),
+            public_id,
+            str(FlagTarget.RUN),
+            run.run_id,
             canonical,
             slug,
             identity.recipe_id or "",
@@ -674,14 +687,16 @@ class _BenchmarkLookup:
         with connection.cursor() as cursor:
             cursor.execute(_lookup_sql(recipe_known, suite_known), params)
             row = cursor.fetchone()
-        class_at = 3 + sqlrows.width(BenchModel)
+        class_at = 5 + sqlrows.width(BenchModel)
         recipe_at = class_at + sqlrows.width(HardwareClass)
         return cls(
-            model=sqlrows.take(BenchModel, row, 3),
+            model=sqlrows.take(BenchModel, row, 5),
             hardware_class=sqlrows.take(HardwareClass, row, class_at),
             recipe=sqlrows.take(Recipe, row, recipe_at),
             existing_id=row[0],
             resumed_id=row[1] if row[1] is not None and not row[2] else None,
+            benchmark_flagged=bool(row[3]),
+            run_flagged=bool(row[4]),
         )
 
 
@@ -694,6 +709,7 @@ def _lookup_sql(recipe_known: bool, suite_known: bool) -> str:
         suite = "r.suite_id = %s" if suite_known else "r.suite_id IS NULL"
         benchmarks, runs = Benchmark._meta.db_table, Run._meta.db_table
         models, classes = BenchModel._meta.db_table, HardwareClass._meta.db_table
+        flags = ModerationFlag._meta.db_table
         # The latest benchmark of the same key, model, hardware, weights and recipe in the window.
         candidate = (
             f"SELECT b.id FROM {benchmarks} b WHERE b.key_fingerprint = %s "
@@ -711,6 +727,8 @@ def _lookup_sql(recipe_known: bool, suite_known: bool) -> str:
             # Whether that candidate already holds this kind of run: then it is not resumed.
             f"EXISTS (SELECT 1 FROM {runs} r WHERE r.benchmark_id = ({candidate}) "
             f"AND r.board = %s AND {suite} AND r.harness = %s), "
+            f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
+            f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
             f"{sqlrows.columns(BenchModel, 'm')}, {sqlrows.columns(HardwareClass, 'c')}, "
             f"{sqlrows.columns(Recipe, 'rc')} "
             f"FROM (SELECT 1 AS one) AS one LEFT JOIN {models} m ON m.canonical_id = %s "
@@ -755,12 +773,15 @@ def _new_benchmark(
     hardware_class: HardwareClass,
     recipe: Recipe | None,
     identity: BenchmarkIdentity,
+    flagged: bool,
 ) -> tuple[Benchmark, bool]:
-    """A benchmark with a public id stable across rebuilds: from key and group, and for a second
-    weight set or recipe within the group, from those too; and whether this call inserted it."""
-    base = f"{run.key_fingerprint}:{group}"
-    for seed in (base, f"{base}:{identity.weight_set}:{identity.recipe_id or ''}"):
-        public_id = hashlib.sha256(seed.encode()).hexdigest()[:12]
+    """A new benchmark of the run, inserted with its summary of that one run (`flagged`: a
+    moderator's flag on its first public id), and whether this call inserted it: when its
+    public id is taken by a benchmark of the same key and identity (a concurrent commit of this
+    job), that one, unlocked and unsummarised. The second public id (a second weight set or
+    recipe within the group) is summarised once inserted."""
+    for seed in ((), (identity.weight_set, identity.recipe_id or "")):
+        public_id = _public_id(run.key_fingerprint, group, *seed)
         created = Benchmark(
             public_id=public_id,
             key_fingerprint=run.key_fingerprint,
@@ -770,13 +791,18 @@ def _new_benchmark(
             weight_set=identity.weight_set,
             recipe=recipe,
             created_at=run.committed_at,
+            flagged=flagged and not seed,
         )
+        if not seed:
+            _summarise(created, [run])
         if _insert_unless_taken(created, job_group=group):
+            if seed:
+                refresh_benchmark(created.pk, locked=created, runs=[run])
             return created, True
         taken = Benchmark.objects.get(public_id=public_id)
         if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
             return taken, False  # a concurrent commit of this job created it first
-    raise IntegrityError(f"no free public id for {base}")
+    raise IntegrityError(f"no free public id for {run.key_fingerprint}:{group}")
 
 
 def _link_group(key_fingerprint: str, job_group: str, benchmark: Benchmark) -> None:
@@ -791,7 +817,7 @@ def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
     """INSERT … ON CONFLICT DO NOTHING RETURNING id: no savepoint (the transaction goes on when
     the public id is taken), and on PostgreSQL the link to the key's job group in the same
     statement. Whether it inserted; if so, `benchmark` is the saved row, linked."""
-    sql, params = _insert_returning_pk(benchmark, OnConflict.IGNORE)
+    sql, params = sqlrows.insert(benchmark, ignore_conflicts=True)
     linked = connection.vendor == "postgresql"
     if linked:
         sql = (
@@ -805,7 +831,7 @@ def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
         inserted = cursor.fetchone()
     if inserted is None:
         return False
-    _saved_as(benchmark, inserted[0])
+    sqlrows.saved_as(benchmark, inserted[0])
     if not linked:
         _link_group(benchmark.key_fingerprint, job_group, benchmark)
     return True
@@ -823,6 +849,14 @@ def refresh_benchmark(
     )
     all_runs = list(benchmark.runs.order_by("committed_at", "pk")) if runs is None else runs
     _apply_flags(benchmark, all_runs)
+    _summarise(benchmark, all_runs)
+    benchmark.save()
+    return benchmark
+
+
+def _summarise(benchmark: Benchmark, all_runs: list[Run]) -> None:
+    """Set the summary fields of `benchmark` (its class, model and recipe at hand) from its runs
+    in commit order, with the moderators' flags on both already applied."""
     runs = [r for r in all_runs if not r.flagged]  # a flagged run is shown, never counted
     current_suites = current_text_suites()
     text_runs = [r for r in runs if r.kind == SuiteKind.TEXT]
@@ -944,8 +978,6 @@ def refresh_benchmark(
         max(qualifying_text.committed_at, perf.committed_at) if complete else None
     )
     benchmark.recipe_applicable = recipe_is_applicable(benchmark.recipe, benchmark.model)
-    benchmark.save()
-    return benchmark
 
 
 def _apply_flags(benchmark: Benchmark, runs: list[Run]) -> None:

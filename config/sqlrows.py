@@ -13,8 +13,9 @@ _converters: dict[tuple[str, type], list[tuple[object, list]]] = {}
 _pk_index: dict[type, int] = {}
 
 
-def columns(model, alias: str) -> str:
-    return ", ".join(f'{alias}."{field.column}"' for field in model._meta.concrete_fields)
+def columns(model, alias: str | None = None) -> str:
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(f'{prefix}"{field.column}"' for field in model._meta.concrete_fields)
 
 
 def width(model) -> int:
@@ -50,3 +51,39 @@ def take(model, row, start: int = 0):
         for function in functions:
             values[index] = function(values[index], column, connection)
     return model.from_db(connection.alias, None, values)
+
+
+_inserts: dict[tuple[str, type, bool, bool], tuple[str, list]] = {}
+
+
+def insert(
+    instance, *, ignore_conflicts: bool = False, returning_row: bool = False
+) -> tuple[str, list]:
+    """The INSERT of an unsaved `instance` (primary key left to the database) as the ORM writes
+    it, RETURNING the primary key (or, `returning_row`, the whole row as stored, for `take`),
+    with ON CONFLICT DO NOTHING when asked: the SQL is written once per model, each value goes
+    through its field's pre_save and database preparation."""
+    model = type(instance)
+    key = (connection.vendor, model, ignore_conflicts, returning_row)
+    if key not in _inserts:
+        meta = model._meta
+        fields = [field for field in meta.local_concrete_fields if field is not meta.pk]
+        names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+        conflict = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
+        _inserts[key] = (
+            f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({names}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))}){conflict} "
+            "RETURNING "
+            + (columns(model) if returning_row else connection.ops.quote_name(meta.pk.column)),
+            fields,
+        )
+    sql, fields = _inserts[key]
+    return sql, [
+        field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
+    ]
+
+
+def saved_as(instance, pk) -> None:
+    """`instance`, inserted by hand, as the ORM leaves a saved one."""
+    instance.pk = pk
+    instance._state.adding, instance._state.db = False, connection.alias

@@ -704,12 +704,18 @@ def _commit_final(submission: _Submission) -> Outcome:
         try:
             with transaction.atomic():
                 now = timezone.now()
-                run = board_services.commit_run(prepared, committed_at=now)
-                # The board's signed manifest, version 1, commits with the run.
-                anchor_services.sign_at_commit(run.run_id, benchmark=run.benchmark)
+                run, as_stored = board_services.commit_run(prepared, committed_at=now)
                 job_sig = submission.job_sig or current.job_sig
-                if not _claim_session(current, submission.digest, job_sig, now):
+                key_status = _claim_session(current, submission.digest, job_sig, now)
+                if key_status is None:
                     raise _SessionMoved
+                # The board's signed manifest, version 1, commits with the run.
+                anchor_services.sign_at_commit(
+                    run.run_id,
+                    benchmark=run.benchmark,
+                    committed=run if as_stored else None,
+                    key_status=key_status,
+                )
                 if run.verification == Verification.PENDING:
                     transaction.on_commit(
                         partial(publish_after_answer, tasks.verify_weights, run.run_id)
@@ -731,13 +737,15 @@ def _commit_final(submission: _Submission) -> Outcome:
     raise OperationalError("the session kept changing while its final was committed")
 
 
-def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -> bool:
+def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -> str | None:
     """The claim, inside the commit's transaction: exactly one final wins a session (it must be
     live and hold the checkpoints its rows were merged from), and the (key, job_sig) constraint
     makes a concurrent commit of the same job fail here (IntegrityError). The claimed session
-    records its final bundle, and its job's other live sessions are superseded. Whether it won.
+    records its final bundle, and its job's other live sessions are superseded. None when it
+    did not win; else the status of the run's key as read now (for the run's manifest).
 
-    On PostgreSQL the three writes are one statement (one round trip); elsewhere three."""
+    On PostgreSQL the three writes and the read are one statement (one round trip); elsewhere
+    four."""
     live = [str(status) for status in LIVE_SESSION_STATUSES]
     if connection.vendor != "postgresql":
         claimed = RunSession.objects.filter(
@@ -750,13 +758,13 @@ def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -
             final_bundle_sha256=digest,
         )
         if claimed != 1:
-            return False
+            return None
         SessionBundle.objects.create(session=current, raw_id=digest, final=True)
         if job_sig:
             RunSession.objects.filter(
                 key_id=current.key_id, job_sig=job_sig, status__in=live
             ).exclude(pk=current.pk).update(status=SessionStatus.SUPERSEDED)
-        return True
+        return _key_status(current.key.fingerprint)
     # Data-modifying CTEs run on one snapshot; the superseded sessions are other rows than the
     # claimed one, and nothing is written unless the claim matched.
     with connection.cursor() as cursor:
@@ -772,10 +780,21 @@ def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -
                 "pk": current.pk,
                 "checkpoints": current.checkpoints,
                 "key_id": current.key_id,
+                "fingerprint": current.key.fingerprint,
             },
         )
-        (claimed,) = cursor.fetchone()
-    return claimed == 1
+        claimed, key_status = cursor.fetchone()
+    return key_status if claimed == 1 else None
+
+
+def _key_status(fingerprint: str) -> str:
+    """The status of the key a manifest names (the first enrolled with this fingerprint)."""
+    return (
+        DeviceKey.objects.filter(fingerprint=fingerprint)
+        .order_by("pk")
+        .values_list("status", flat=True)
+        .first()
+    ) or ""
 
 
 CLAIM_SQL = f"""
@@ -793,7 +812,10 @@ WITH claimed AS (
     WHERE %(job_sig)s::text IS NOT NULL AND key_id = %(key_id)s AND job_sig = %(job_sig)s
       AND status = ANY(%(live)s) AND id <> %(pk)s AND EXISTS (SELECT 1 FROM claimed)
 )
-SELECT count(*) FROM claimed
+SELECT count(*),
+       (SELECT k.status FROM {DeviceKey._meta.db_table} k
+        WHERE k.fingerprint = %(fingerprint)s ORDER BY k.id LIMIT 1)
+FROM claimed
 """
 
 
