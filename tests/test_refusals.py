@@ -431,6 +431,32 @@ def test_a_nul_in_a_case_id_is_accepted_in_checkpoints_as_in_finals(pod):
     assert Result.objects.filter(run__run_id=session.run_id).count() == 3
 
 
+def test_a_results_post_is_charged_to_the_keys_budget_only_with_the_runs_token(pod, settings):
+    # Anyone who learns a run id can send a wrong token: that must not exhaust the pod's budget.
+    settings.AEON_RATE_LIMIT_PER_KEY = 3
+    settings.AEON_RATE_WINDOW_SECONDS = 3600  # no window boundary falls inside the test
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")  # the key's first request of the window
+    content = small_content(3)
+    checkpoint = signed_body(
+        pod, session, content | {"results": content["results"][:1]}, final=False
+    )
+    for _ in range(settings.AEON_RATE_LIMIT_PER_KEY + 2):
+        assert_refused(
+            post_results(pod, session, checkpoint, token="x" * 43), 403, "TOKEN_MISMATCH"
+        )
+    unknown = pod.send(
+        "POST", results_path("NoSuchRun0000001"), checkpoint, {"X-Aeon-Run-Token": "x"}
+    )
+    assert_refused(unknown, 404, "RUN_NOT_FOUND")
+
+    assert post_results(pod, session, checkpoint).status == 200  # the second request counted
+    assert post_results(pod, session, checkpoint).status == 200  # the third
+    limited = post_results(pod, session, checkpoint)
+
+    assert_refused(limited, 429, "RATE_LIMITED")
+    assert 1 <= int(limited.headers["Retry-After"]) <= 3600
+
+
 def test_open_run_with_a_bad_signature_does_not_spend_the_keys_rate_budget(pod, settings):
     # Anyone holding a pod's public key can send these: they must not exhaust its budget.
     settings.AEON_RATE_LIMIT_PER_KEY = 3
