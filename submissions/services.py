@@ -582,7 +582,7 @@ def _submit_checked(
     # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
     job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
     if job_sig:
-        existing = _committed_session_for(session.key_id, job_sig)
+        existing = _committed_run_for(session.key_id, job_sig)
         if existing is not None:
             evidence.stored()
             return _duplicate(existing, context)
@@ -616,17 +616,25 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
 
 
-def _committed_session_for(key_id: int, job_sig: str) -> RunSession | None:
-    return RunSession.objects.filter(
-        key_id=key_id, job_sig=job_sig, status=SessionStatus.COMMITTED
-    ).first()
+def _committed_run_for(key_id: int, job_sig: str) -> str | None:
+    """The run id of the key's committed session of this job, if any (SQL written once)."""
+    with connection.cursor() as cursor:
+        cursor.execute(COMMITTED_RUN_SQL, [key_id, job_sig, str(SessionStatus.COMMITTED)])
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
-def _duplicate(existing: RunSession, context: dict) -> Outcome:
+COMMITTED_RUN_SQL = (
+    f"SELECT run_id FROM {RunSession._meta.db_table} "
+    "WHERE key_id = %s AND job_sig = %s AND status = %s LIMIT 1"
+)
+
+
+def _duplicate(run_id: str, context: dict) -> Outcome:
     return Outcome(
         200,
-        {"ok": True, "duplicate": True, "run_id": existing.run_id, "message": DUPLICATE_MESSAGE},
-        note=f"duplicate of {existing.run_id}",
+        {"ok": True, "duplicate": True, "run_id": run_id, "message": DUPLICATE_MESSAGE},
+        note=f"duplicate of {run_id}",
         **context,
     )
 
@@ -636,7 +644,7 @@ def _answer_closed_session(current: RunSession, submission: _Submission) -> Outc
     before, anything else is a replay."""
     if current.status == SessionStatus.COMMITTED:
         if submission.job_sig and current.job_sig == submission.job_sig:
-            return _duplicate(current, submission.context)
+            return _duplicate(current.run_id, submission.context)
         if current.final_bundle_sha256 == submission.digest:
             return _committed_answer(current.run_id, submission.context)
         raise Refusal(
@@ -779,7 +787,7 @@ def _commit_final(submission: _Submission) -> Outcome:
             current = RunSession.objects.get(pk=session.pk)
             if current.status not in LIVE_SESSION_STATUSES:
                 return _answer_closed_session(current, submission)
-            existing = submission.job_sig and _committed_session_for(
+            existing = submission.job_sig and _committed_run_for(
                 session.key_id, submission.job_sig
             )
             if existing:
