@@ -9,7 +9,7 @@ nothing.
 import json
 import logging
 
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
@@ -133,7 +133,7 @@ def _issue(
     )
     # An INSERT written once (the ORM's compilation cost more than the statement).
     sql, params = sqlrows.insert(manifest)
-    with connection.cursor() as cursor:
+    with sqlrows.bound_cursor() as cursor:
         cursor.execute(sql, params)
         sqlrows.saved_as(manifest, cursor.fetchone()[0])
     return manifest

@@ -426,7 +426,7 @@ def _insert_run_and_results(run: Run, rows: list[dict]) -> Run | None:
         _insert_results(run, rows)
         return None
     run_insert, params = sqlrows.insert(run, returning_row=True)
-    with connection.cursor() as cursor:
+    with sqlrows.bound_cursor() as cursor:
         cursor.execute(_run_and_results_sql(run_insert), (*params, list(Result.ROW_FIELDS), text))
         stored = sqlrows.take(Run, cursor.fetchone())
     sqlrows.saved_as(run, stored.pk)
@@ -684,7 +684,7 @@ class _BenchmarkLookup:
             slug,
             identity.recipe_id or "",
         ]
-        with connection.cursor() as cursor:
+        with sqlrows.bound_cursor() as cursor:
             cursor.execute(_lookup_sql(recipe_known, suite_known), params)
             row = cursor.fetchone()
         class_at = 5 + sqlrows.width(BenchModel)
@@ -754,7 +754,7 @@ def _locked_benchmark(benchmark_id: int) -> Benchmark:
             f"JOIN {HardwareClass._meta.db_table} c ON c.id = b.hardware_class_id "
             f"LEFT JOIN {Recipe._meta.db_table} r ON r.id = b.recipe_id WHERE b.id = %s{lock}"
         )
-    with connection.cursor() as cursor:
+    with sqlrows.bound_cursor() as cursor:
         cursor.execute(_LOCKED_BENCHMARK_SQL[0], [benchmark_id])
         row = cursor.fetchone()
     benchmark = sqlrows.take(Benchmark, row)
@@ -826,7 +826,7 @@ def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
             "SELECT %s, %s, id FROM inserted ON CONFLICT DO NOTHING) SELECT id FROM inserted"
         )
         params = (*params, benchmark.key_fingerprint, job_group)
-    with connection.cursor() as cursor:
+    with sqlrows.bound_cursor() as cursor:
         cursor.execute(sql, params)
         inserted = cursor.fetchone()
     if inserted is None:

@@ -618,7 +618,7 @@ def _first_line(exc: Exception) -> str:
 
 def _committed_run_for(key_id: int, job_sig: str) -> str | None:
     """The run id of the key's committed session of this job, if any (SQL written once)."""
-    with connection.cursor() as cursor:
+    with sqlrows.bound_cursor() as cursor:
         cursor.execute(COMMITTED_RUN_SQL, [key_id, job_sig, str(SessionStatus.COMMITTED)])
         row = cursor.fetchone()
     return row[0] if row else None
@@ -787,9 +787,7 @@ def _commit_final(submission: _Submission) -> Outcome:
             current = RunSession.objects.get(pk=session.pk)
             if current.status not in LIVE_SESSION_STATUSES:
                 return _answer_closed_session(current, submission)
-            existing = submission.job_sig and _committed_run_for(
-                session.key_id, submission.job_sig
-            )
+            existing = submission.job_sig and _committed_run_for(session.key_id, submission.job_sig)
             if existing:
                 return _duplicate(existing, submission.context)
             raise
@@ -827,7 +825,7 @@ def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -
         return _key_status(current.key.fingerprint)
     # Data-modifying CTEs run on one snapshot; the superseded sessions are other rows than the
     # claimed one, and nothing is written unless the claim matched.
-    with connection.cursor() as cursor:
+    with sqlrows.bound_cursor() as cursor:
         cursor.execute(
             CLAIM_SQL,
             {
