@@ -456,18 +456,26 @@ class _SessionMoved(Exception):
     """The session changed between reading its checkpoint rows and claiming it."""
 
 
-def admit_results(*, run_id: str, token: str | None) -> RunSession:
+def admit_results(*, run_id: str, token: str | None, ip: str | None) -> RunSession:
     """The session a results POST names, checked before its body is read (docs/protocol.md):
-    an unknown run or a wrong token costs the board one indexed lookup, never a body read, and
-    is never charged to the key's rate limit."""
-    if "\x00" in run_id:  # NUL names no run, and PostgreSQL text cannot even be compared with it
-        raise Refusal(Reason.RUN_NOT_FOUND, "no run with this id", run_id=run_id)
+    the request is counted against its IP's rate limit first; then an unknown run or a wrong
+    token costs the board one indexed lookup, never a body read, and is never charged to the
+    key's rate limit. On PostgreSQL all of it is one statement."""
+    ip_scope, ip_limit = f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP
     token_hash = _token_hash(token) if token else ""
-    if connection.vendor == "postgresql":
-        session, key_count, window_start, now = _admitted_and_counted(run_id, token_hash)
+    if connection.vendor == "postgresql" and "\x00" not in run_id:
+        session, key_count, window_start, now = _admitted_and_counted(
+            run_id, token_hash, ip_scope, ip_limit
+        )
     else:
-        session = RunSession.objects.select_related("key").filter(run_id=run_id).first()
+        check_rate_limit(ip_scope, ip_limit)
         key_count = None
+        # NUL names no run, and PostgreSQL text cannot even be compared with it.
+        session = (
+            None
+            if "\x00" in run_id
+            else RunSession.objects.select_related("key").filter(run_id=run_id).first()
+        )
     if session is None:
         raise Refusal(Reason.RUN_NOT_FOUND, "no run with this id", run_id=run_id)
     context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
@@ -481,37 +489,53 @@ def admit_results(*, run_id: str, token: str | None) -> RunSession:
     return session
 
 
-# The session with its key and, when the token's hash matches, the key's rate count for this
-# window, in one statement (written once: the ORM's compilation of the lookup cost more than
-# the query). Both parts read one snapshot; the count is not flushed (config/durability.py).
+# One statement (written once: the ORM's compilation of the lookup cost more than the query):
+# the IP's rate count for this window; the session with its key; and, when the token's hash
+# matches and the IP is within its limit, the key's rate count. Every part reads one snapshot;
+# the counts are not flushed (config/durability.py).
+_COUNTERS = RateCounter._meta.db_table
 ADMIT_SQL = f"""
-WITH counted AS (
-    INSERT INTO {RateCounter._meta.db_table} (scope, window_start, count)
+WITH by_ip AS (
+    INSERT INTO {_COUNTERS} (scope, window_start, count) VALUES (%(ip_scope)s, %(window)s, 1)
+    ON CONFLICT (scope, window_start) DO UPDATE SET count = {_COUNTERS}.count + 1
+    RETURNING count
+), by_key AS (
+    INSERT INTO {_COUNTERS} (scope, window_start, count)
     SELECT 'key:' || k.fingerprint, %(window)s, 1
-    FROM {RunSession._meta.db_table} s JOIN {DeviceKey._meta.db_table} k ON k.id = s.key_id
+    FROM {RunSession._meta.db_table} s JOIN {DeviceKey._meta.db_table} k ON k.id = s.key_id,
+         by_ip
     WHERE s.run_id = %(run_id)s AND s.token_sha256 = %(token_hash)s
-    ON CONFLICT (scope, window_start)
-    DO UPDATE SET count = {RateCounter._meta.db_table}.count + 1
+      AND by_ip.count <= %(ip_limit)s
+    ON CONFLICT (scope, window_start) DO UPDATE SET count = {_COUNTERS}.count + 1
     RETURNING count
 )
-SELECT {sqlrows.columns(RunSession, "s")}, {sqlrows.columns(DeviceKey, "k")},
-       (SELECT count FROM counted)
-FROM {RunSession._meta.db_table} s JOIN {DeviceKey._meta.db_table} k ON k.id = s.key_id
-WHERE s.run_id = %(run_id)s
+SELECT (SELECT count FROM by_ip), {sqlrows.columns(RunSession, "s")},
+       {sqlrows.columns(DeviceKey, "k")}, (SELECT count FROM by_key)
+FROM (SELECT 1 AS one) AS one
+LEFT JOIN ({RunSession._meta.db_table} s JOIN {DeviceKey._meta.db_table} k ON k.id = s.key_id)
+    ON s.run_id = %(run_id)s
 """
 
 
-def _admitted_and_counted(run_id: str, token_hash: str):
+def _admitted_and_counted(run_id: str, token_hash: str, ip_scope: str, ip_limit: int):
     window_start, now = _rate_window()
     with connection.cursor() as cursor:
         execute_unflushed(
-            cursor, ADMIT_SQL, {"window": window_start, "run_id": run_id, "token_hash": token_hash}
+            cursor,
+            ADMIT_SQL,
+            {
+                "ip_scope": ip_scope,
+                "ip_limit": ip_limit,
+                "window": window_start,
+                "run_id": run_id,
+                "token_hash": token_hash,
+            },
         )
         row = cursor.fetchone()
-    if row is None:
-        return None, None, window_start, now
-    session = sqlrows.take(RunSession, row)
-    session.key = sqlrows.take(DeviceKey, row, sqlrows.width(RunSession))
+    _refuse_past_limit(ip_scope, row[0], ip_limit, window_start, now)
+    session = sqlrows.take(RunSession, row, 1)
+    if session is not None:
+        session.key = sqlrows.take(DeviceKey, row, 1 + sqlrows.width(RunSession))
     return session, row[-1], window_start, now
 
 

@@ -58,7 +58,17 @@ class RequestBody:
         return self.received.size if self.received is not None else 0
 
 
-def pod_route(route: IngestRoute, *, method: str, cap: str | None = None, logged: bool = True):
+def pod_route(
+    route: IngestRoute,
+    *,
+    method: str,
+    cap: str | None = None,
+    logged: bool = True,
+    counts_ip: bool = False,
+):
+    """`counts_ip`: the route counts the request against its IP's rate limit itself (with the
+    other reads of its admission); otherwise this does, before the route runs."""
+
     def decorator(call):
         @csrf_exempt
         @wraps(call)
@@ -71,7 +81,8 @@ def pod_route(route: IngestRoute, *, method: str, cap: str | None = None, logged
             body = RequestBody(request, getattr(settings, cap) if cap else 0)
             retry_after = None
             try:
-                services.check_rate_limit(f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP)
+                if not counts_ip:
+                    services.check_rate_limit(f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP)
                 outcome = call(request, body, **kwargs)
             except Refusal as refusal:
                 outcome = Outcome(
@@ -158,10 +169,12 @@ def open_run(request, body):
     return services.open_run(body.read().data)
 
 
-@pod_route(IngestRoute.RESULTS, method="POST", cap="AEON_MAX_RESULTS_BYTES")
+@pod_route(IngestRoute.RESULTS, method="POST", cap="AEON_MAX_RESULTS_BYTES", counts_ip=True)
 def results(request, body, run_id):
     # The run and its token are checked before the body is read (docs/protocol.md).
-    session = services.admit_results(run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"))
+    session = services.admit_results(
+        run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"), ip=client_ip(request)
+    )
     return services.submit_results(session=session, body=body.read())
 
 

@@ -18,6 +18,7 @@ from submissions.models import (
     KeyAuditEntry,
     KeyStatus,
     QuarantinedBundle,
+    RateCounter,
     RunSession,
     SessionStatus,
 )
@@ -455,6 +456,25 @@ def test_a_results_post_is_charged_to_the_keys_budget_only_with_the_runs_token(p
 
     assert_refused(limited, 429, "RATE_LIMITED")
     assert 1 <= int(limited.headers["Retry-After"]) <= 3600
+
+
+def test_a_results_post_past_the_ip_limit_is_refused_first_and_costs_the_key_nothing(pod, settings):
+    settings.AEON_RATE_WINDOW_SECONDS = 3600  # no window boundary falls inside the test
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    key_scope = f"key:{DeviceKey.objects.get(public_key=pod.public_key).fingerprint}"
+    settings.AEON_RATE_LIMIT_PER_IP = 0  # every request from here on is past it
+    body = signed_body(pod, session, small_content(2))
+
+    answers = [
+        post_results(pod, session, body),
+        pod.send("POST", results_path("NoSuchRun0000001"), body, {"X-Aeon-Run-Token": "x"}),
+    ]
+
+    for answer in answers:
+        assert_refused(answer, 429, "RATE_LIMITED")
+        assert 1 <= int(answer.headers["Retry-After"]) <= 3600
+    assert RateCounter.objects.get(scope=key_scope).count == 1  # the open_run alone
+    assert not Run.objects.exists()
 
 
 def test_open_run_with_a_bad_signature_does_not_spend_the_keys_rate_budget(pod, settings):
