@@ -6,6 +6,12 @@ on disk, an ingest-log row, the cache generation) is not worth a disk flush of i
 PostgreSQL it commits with `synchronous_commit` off, so a database crash can lose at most the
 last fraction of a second of them, never a committed run. The write-ahead log is flushed in
 order, so the next ordinary commit (a run's, a quarantine's) makes the earlier ones durable too.
+
+The same holds for a small body kept in its own RawBundle row (`insert_unflushed`): it is
+written before anything refers to it, so whatever refers to it (a checkpoint, a run, a
+quarantine) commits later with a flush that covers the body's row as well. Until then nothing
+names the body and nothing was answered: a crash in between loses only a body the pod never got
+an answer for, and sends again.
 """
 
 from django.db import connection
@@ -20,3 +26,44 @@ def execute_unflushed(cursor, sql: str, params=None) -> None:
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
         sql = f"{sql}; SET LOCAL synchronous_commit TO OFF"
     cursor.execute(sql, params)
+
+
+def insert_unflushed(table: str, values: dict, *, conflict: str) -> None:
+    """`INSERT INTO table … ON CONFLICT (conflict) DO NOTHING` of one row, unflushed as
+    `execute_unflushed` does, for values that are large bytes.
+
+    On PostgreSQL the values travel apart from the SQL (server-side binding), bytes as bytes.
+    Django's cursors bind on the client: they would send a 0.2 MiB body as 0.4 MiB of hex text
+    that the server then decodes, about three times the cost of the whole insert (measured
+    2.3 ms against 0.7 ms). The extended protocol runs one statement per message, so the setting
+    rides in the statement itself: set_config(…, true) is SET LOCAL for the implicit transaction
+    of this one statement. Inside a transaction the row simply joins it."""
+    names = ", ".join(values)
+    slots = ", ".join(["%s"] * len(values))
+    params = list(values.values())
+    ending = f"ON CONFLICT ({conflict}) DO NOTHING"
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO {table} ({names}) VALUES ({slots}) {ending}", params)
+        return
+    if connection.in_atomic_block:
+        source = f"VALUES ({slots})"
+    else:
+        unflushed = "(SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
+        source = f"SELECT {slots} FROM {unflushed}"
+    with _server_binding_cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table} ({names}) {source} {ending}", params)
+
+
+def _server_binding_cursor():
+    """A cursor on the default connection's psycopg connection that binds on the server, wrapped
+    as Django wraps its own (database errors become Django's, queries are logged and counted)."""
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        raw = ServerBindingCursor(connection.connection)
+    if connection.queries_logged:
+        return connection.make_debug_cursor(raw)
+    return connection.make_cursor(raw)

@@ -219,6 +219,12 @@ if AEON_BLOB_BACKEND not in ("file", "s3"):
     raise ImproperlyConfigured("AEON_BLOB_BACKEND must be file or s3")
 if AEON_BLOB_BACKEND == "s3" and not AEON_S3_BUCKET:
     raise ImproperlyConfigured("AEON_BLOB_BACKEND=s3 needs AEON_S3_BUCKET")
+# A body of at most this many bytes is kept in its RawBundle row instead (docs/protocol.md
+# §Evidence and the ingest log): written with the database's own commit, no file or object write
+# on the request path. 0: every body goes to the blob store.
+AEON_INLINE_EVIDENCE_BYTES = env_int("AEON_INLINE_EVIDENCE_BYTES", 1024 * 1024)
+if AEON_INLINE_EVIDENCE_BYTES < 0:
+    raise ImproperlyConfigured("AEON_INLINE_EVIDENCE_BYTES must be 0 or more")
 
 AEON_HF_ENDPOINT = env_str("AEON_HF_ENDPOINT", "https://huggingface.co")
 AEON_HF_TOKEN = env_str("AEON_HF_TOKEN") or None

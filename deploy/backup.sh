@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Back up the board (docs/operations.md §Backup and restore): the database with pg_dump (custom
-# format), then the evidence, every raw bundle the database names, copied out of the blob store
-# in use (folder or bucket) by `manage.py export_evidence`. The dump comes first: evidence is
-# written before the rows that name it, so every bundle the dump names is there to copy.
+# format), then the evidence, every raw bundle the database names, written into the backup folder
+# by `manage.py export_evidence` from its database row (small bundles) or out of the blob store in
+# use (folder or bucket). The dump comes first: evidence is written before the rows that name it,
+# so every bundle the dump names is there to copy.
 #
 #   DATABASE_URL=postgres://… deploy/backup.sh [DEST]     (default: $BACKUP_DIR/<UTC time>)
 #

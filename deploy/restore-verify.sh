@@ -8,7 +8,8 @@
 #     deploy/restore-verify.sh BACKUP_DIR
 #
 # The scratch database is dropped and created again: its name must end in "restore", and it
-# must not be DATABASE_URL. The evidence goes to RESTORE_BLOB_DIR (default BACKUP_DIR/restored).
+# must not be DATABASE_URL. The bundles the restored rows do not hold themselves go to
+# RESTORE_BLOB_DIR (default BACKUP_DIR/restored).
 # A real restore (docs/operations.md §Restore) is the same two steps pointed at the new
 # production database and store.
 set -euo pipefail

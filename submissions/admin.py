@@ -113,6 +113,12 @@ class QuarantinedBundleAdmin(ReadOnlyAdmin):
     ]
     readonly_fields = fields
     actions = [reason_action("review_quarantined", "Mark the selected bundles reviewed", _review)]
+    list_select_related = ["raw"]
+
+    def get_queryset(self, request):
+        # A small bundle's bytes are in its RawBundle row: the list and the page name the bundle,
+        # only the preview reads its bytes.
+        return super().get_queryset(request).select_related("raw").defer("raw__content")
 
     @admin.display(description="what the reason code means")
     def reason_meaning(self, obj):

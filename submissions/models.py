@@ -123,11 +123,16 @@ class CheckpointRow(models.Model):
 
 
 class RawBundle(models.Model):
-    """Evidence: the signed request body, content-addressed in the blob store."""
+    """Evidence: the signed request body, content-addressed by its sha256. A body of at most
+    AEON_INLINE_EVIDENCE_BYTES is kept in `content`; a bigger one (or one stored before that
+    setting) is in the blob store and `content` is null. Read either through
+    `selectors.raw_bundle`."""
 
     sha256 = models.CharField(max_length=64, primary_key=True)
     size = models.PositiveBigIntegerField()
     stored_at = models.DateTimeField(auto_now_add=True)
+    # lz4-compressed by PostgreSQL where the server has it (migration 0002).
+    content = models.BinaryField(null=True)
 
 
 class SessionBundle(models.Model):

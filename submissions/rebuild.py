@@ -1,5 +1,5 @@
-"""Rebuild the board from the evidence: every committed session's stored bundles are replayed,
-in commit order, through the same recording code as ingest."""
+"""Rebuild the board from the evidence: every committed session's stored bundles (in their rows
+or in the blob store) are replayed, in commit order, through the same recording code as ingest."""
 
 from functools import partial
 
@@ -9,10 +9,10 @@ from anchor import services as anchor_services
 from board import services as board_services
 from board.models import Verification
 from submissions import tasks
-from submissions.blobstore import blob_store
 from submissions.jsonbody import parse_json
 from submissions.models import RunSession, SessionStatus
 from submissions.schemas import normalise_bundle
+from submissions.selectors import raw_bundle
 from submissions.services import merged_rows
 
 
@@ -23,7 +23,6 @@ def rebuild_board() -> int:
     commits; their verdicts come again from the per-commit cache of Hub answers (in the embedded
     default they run at once, before the read models are rewritten). Moderators' flags are kept
     and applied again."""
-    store = blob_store()
     sessions = (
         RunSession.objects.filter(status=SessionStatus.COMMITTED)
         .select_related("key")
@@ -34,7 +33,7 @@ def rebuild_board() -> int:
         with transaction.atomic():
             board_services.clear_board()
             for session in sessions:
-                body = parse_json(store.get(session.final_bundle_sha256))
+                body = parse_json(raw_bundle(session.final_bundle_sha256))
                 _, bundle = normalise_bundle(body["bundle"], board=session.board)
                 run = board_services.record_run(
                     run_id=session.run_id,

@@ -6,7 +6,7 @@ from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
 from board.models import Run
 from submissions.blobstore import blob_store
-from submissions.models import DeviceKey, IngestLogEntry, IngestRoute
+from submissions.models import DeviceKey, IngestLogEntry, IngestRoute, RawBundle
 
 # What a visitor learns from a pod's history: its uploads and their outcomes, not the
 # challenge/enroll handshakes nor the client addresses.
@@ -34,7 +34,11 @@ def public_bundle_sha256(run_id: str) -> str | None:
 
 
 def raw_bundle(sha256: str) -> bytes:
-    """The stored body; raises FileNotFoundError or BlobStoreUnavailable."""
+    """The evidence bytes of a digest: its row's content when the body is kept inline, else the
+    blob store's copy. Raises FileNotFoundError (in neither) or BlobStoreUnavailable."""
+    found = list(RawBundle.objects.filter(sha256=sha256).values_list("content", flat=True)[:1])
+    if found and found[0] is not None:
+        return bytes(found[0])
     return blob_store().get(sha256)
 
 

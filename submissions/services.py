@@ -35,7 +35,7 @@ from board.models import Run, Verification
 from config import sqlrows
 from config.after_answer import publish_after_answer
 from config.api_errors import Reason
-from config.durability import execute_unflushed
+from config.durability import execute_unflushed, insert_unflushed
 from recipes.secret_scan import json_may_hold_token
 from submissions import tasks
 from submissions.blobstore import blob_store
@@ -180,16 +180,23 @@ def _refuse_past_limit(scope: str, count: int, limit: int, window_start: int, no
 # --- evidence, forgery, revocation -------------------------------------------------------------
 
 
-def store_evidence_row(body: ReceivedBody, digest: str) -> None:
-    """The row of a body already in the blob store; idempotent by content."""
+def store_evidence_row(body: ReceivedBody, digest: str, *, inline: bool) -> None:
+    """The row of a body: with the body's bytes when it is kept `inline`, else the index row of a
+    body already in the blob store. Idempotent by content: a row already there (inline or not)
+    is left as it is."""
     table = RawBundle._meta.db_table
-    # The bundle itself is on disk already; the commit that refers to this row flushes it.
+    stored_at = connection.ops.adapt_datetimefield_value(timezone.now())
+    # Unflushed: the commit of whatever refers to this row flushes it (config/durability.py).
+    if inline:
+        row = {"sha256": digest, "size": len(body), "stored_at": stored_at, "content": body.data}
+        insert_unflushed(table, row, conflict="sha256")
+        return
     with connection.cursor() as cursor:
         execute_unflushed(
             cursor,
             f"INSERT INTO {table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
             "ON CONFLICT (sha256) DO NOTHING",
-            [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
+            [digest, len(body), stored_at],
         )
 
 
@@ -210,24 +217,34 @@ def _evidence_writers() -> ThreadPoolExecutor:
 
 
 class _Evidence:
-    """A results body on its way to the blob store: the write (and its disk flush) runs while the
-    request checks the parsed bundle, which no longer reads the bytes. `stored()` waits for it and writes the
-    body's row: called before anything refers to the body (a quarantine, a checkpoint, a commit)
-    and before any answer, so evidence still comes before anything derived from it
-    (docs/protocol.md §Evidence and the ingest log)."""
+    """A results body on its way to being stored. A body of at most AEON_INLINE_EVIDENCE_BYTES
+    goes into its RawBundle row (no thread, no file); a bigger one goes to the blob store, whose
+    write (and disk flush) runs while the request checks the parsed bundle, which no longer reads
+    the bytes. `stored()` writes the row (after waiting for the blob write): called before
+    anything refers to the body (a quarantine, a checkpoint, a commit) and before any answer, so
+    evidence still comes before anything derived from it (docs/protocol.md §Evidence and the
+    ingest log)."""
 
     def __init__(self, body: ReceivedBody):
         self.body, self.digest = body, body.sha256
-        self._write = _evidence_writers().submit(blob_store().put, body.data, digest=body.sha256)
-        # Nothing reads the bytes after this: a big body is not held while it is worked on.
-        self._write.add_done_callback(lambda _write: body.release())
+        self.inline = 0 < body.size <= settings.AEON_INLINE_EVIDENCE_BYTES
+        self._write = None
+        if not self.inline:
+            self._write = _evidence_writers().submit(
+                blob_store().put, body.data, digest=self.digest
+            )
+            # Nothing reads the bytes after this: a big body is not held while it is worked on.
+            self._write.add_done_callback(lambda _write: body.release())
         self._row_written = False
 
     def stored(self) -> str:
         if not self._row_written:
-            self._write.result()  # BlobStoreUnavailable as the write raised it
-            store_evidence_row(self.body, self.digest)
+            if self._write is not None:
+                self._write.result()  # BlobStoreUnavailable as the write raised it
+            store_evidence_row(self.body, self.digest, inline=self.inline)
             self._row_written = True
+            if self.inline:
+                self.body.release()
         return self.digest
 
 

@@ -4,6 +4,9 @@ a moderator's download and by a rebuild of the board), readiness reports the sto
 that cannot be reached answers the pod 503 UNAVAILABLE with nothing written, so its retry
 commits.
 
+These tests send every body to the store (AEON_INLINE_EVIDENCE_BYTES=0), as a body above the
+threshold goes; the small ones kept in their rows: tests/test_inline_evidence.py.
+
 The S3 backend talks over HTTP to moto's standalone server on a loopback port: boto3's real
 client code runs against a real S3 wire protocol, each test in a bucket of its own."""
 
@@ -156,7 +159,9 @@ def _session_credentials() -> dict:
 @pytest.fixture(params=["folder", "s3"])
 def evidence(request, settings, blob_dir, monkeypatch) -> Evidence:
     """The board's evidence store for this test: conftest's fresh folder, or a fresh bucket on
-    the loopback S3 server with credentials from the environment, as deployed."""
+    the loopback S3 server with credentials from the environment, as deployed. Every body goes
+    to the store here, however small (bodies kept in their rows: tests/test_inline_evidence.py)."""
+    settings.AEON_INLINE_EVIDENCE_BYTES = 0
     if request.param == "folder":
         return Evidence("folder", settings, folder=blob_dir)
     endpoint = request.getfixturevalue("s3_server")
@@ -191,7 +196,8 @@ def test_a_runs_raw_bundles_are_stored_under_their_sha256_and_read_back(
         assert evidence.read(sha256(body)) == body
         assert blob_store().get(sha256(body)) == body
         assert blob_store().exists(sha256(body))
-        assert RawBundle.objects.get(sha256=sha256(body)).size == len(body)
+        row = RawBundle.objects.get(sha256=sha256(body))
+        assert (row.size, row.content) == (len(body), None)
     assert not blob_store().exists("0" * 64)
     with pytest.raises(FileNotFoundError):
         blob_store().get("0" * 64)

@@ -1,5 +1,6 @@
 """Put the raw bundles of a backup folder back into the blob store in use (a restore,
-docs/operations.md §Backup and restore): every bundle the restored database names."""
+docs/operations.md §Backup and restore): every bundle the restored database names and does not
+hold in its own row (a body kept inline came back with the database dump)."""
 
 from pathlib import Path
 
@@ -19,7 +20,8 @@ class Command(BaseCommand):
         backup, target = FileBlobStore(Path(source)), blob_store()
         missing = []
         count = 0
-        for digest in RawBundle.objects.order_by("sha256").values_list("sha256", flat=True):
+        in_store = RawBundle.objects.filter(content__isnull=True).order_by("sha256")
+        for digest in in_store.values_list("sha256", flat=True):
             try:
                 data = backup.get(digest)
             except FileNotFoundError:
@@ -31,4 +33,5 @@ class Command(BaseCommand):
             count += 1
         if missing:
             raise CommandError(f"{len(missing)} bundles missing from the backup, e.g. {missing[0]}")
-        self.stdout.write(f"evidence imported: {count} bundles")
+        inline = RawBundle.objects.filter(content__isnull=False).count()
+        self.stdout.write(f"evidence imported: {count} bundles ({inline} more in the database)")
