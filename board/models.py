@@ -317,7 +317,8 @@ class Result(models.Model):
         "speed",
     )
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
+    # No index of its own: the (run, case_id) unique constraint's index leads with the run.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results", db_index=False)
     position = models.PositiveIntegerField()
     case_id = models.CharField(max_length=200)
     category = models.CharField(max_length=100, blank=True)
