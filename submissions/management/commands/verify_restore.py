@@ -6,7 +6,8 @@ names and does not hold in its own row is in the store; re-reads a sample of com
 (from their rows or the store), re-hashes them and verifies each signature against the key
 pinned when its run was opened; verifies a sample of the signed run manifests (sha256 and the
 board's signature); and asks the restored board for its champions through its own URL routes,
-comparing them, when `--live` names the live board, with the live board's answers. Prints one JSON report; exits non-zero on any failure.
+comparing them, when `--live` names the live board, with the live board's answers. Prints one
+JSON report; exits non-zero on any failure.
 """
 
 import json
