@@ -18,22 +18,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-PREFIXED_TOKEN = re.compile(
-    r"hf_[A-Za-z0-9]{30,}"  # Hugging Face
-    r"|sk-[A-Za-z0-9_\-]{20,}"  # OpenAI-style keys
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
-    r"|github_pat_[A-Za-z0-9_]{40,}"  # GitHub fine-grained tokens
-    r"|AKIA[0-9A-Z]{16}"  # AWS access key ids
-    r"|xox[abeprs]-[A-Za-z0-9\-]{10,}"  # Slack tokens
+TOKEN_PATTERNS = (
+    r"hf_[A-Za-z0-9]{30,}",  # Hugging Face
+    r"sk-[A-Za-z0-9_\-]{20,}",  # OpenAI-style keys
+    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+    r"github_pat_[A-Za-z0-9_]{40,}",  # GitHub fine-grained tokens
+    r"AKIA[0-9A-Z]{16}",  # AWS access key ids
+    r"xox[abeprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
 )
+PREFIXED_TOKEN = re.compile("|".join(TOKEN_PATTERNS))
 # The prefixes alone: a cheaper first pass (about twice as fast as the full pattern on HTML).
 _TOKEN_PREFIX = re.compile(r"hf_|sk-|gh[pousr]_|github_pat_|AKIA|xox[abeprs]-")
-# Over JSON text (bytes): the full pattern, where each prefix can begin (literal searches run
-# several times faster than one pattern with alternatives), and the only escapes that can spell
-# a token character: \u0020–\u007f (no other JSON escape turns into a token character).
-_PREFIXED_TOKEN_BYTES = re.compile(PREFIXED_TOKEN.pattern.encode())
-_PREFIX_LITERALS = (b"hf_", b"sk-", b"AKIA", b"xox", b"github_pat_")
-_GITHUB_PREFIX = re.compile(rb"gh[pousr]_")
+# Over JSON text (bytes): each kind of token on its own, a pattern that starts with a literal
+# prefix the engine skips to (one pattern with alternatives tests every byte; bytes.find is
+# slower still), and the only escapes that can spell a token character: \u0020–\u007f (no
+# other JSON escape turns into a token character). No two prefixes can begin at one place.
+_TOKEN_PATTERNS_BYTES = tuple(re.compile(pattern.encode()) for pattern in TOKEN_PATTERNS)
 _ESCAPED_ASCII = re.compile(rb"\\u00[2-7]")
 PLACEHOLDER_DISTINCT = 6  # "sk-xxxxxxxxxxxxxxxxxxxx" is an example, not a key
 
@@ -124,18 +124,13 @@ def json_may_hold_token(text: bytes | bytearray | str) -> bool:
     data = text.encode("utf-8") if isinstance(text, str) else text
     if _ESCAPED_ASCII.search(data):
         return True
-    for literal in _PREFIX_LITERALS:
-        start = data.find(literal)
-        while start >= 0:
-            if _token_at(data, start):
+    for pattern in _TOKEN_PATTERNS_BYTES:
+        match = pattern.search(data)
+        while match:  # every place a token of this kind begins, overlapping ones included
+            if len(set(match.group(0)[3:])) >= PLACEHOLDER_DISTINCT:
                 return True
-            start = data.find(literal, start + 1)
-    return any(_token_at(data, found.start()) for found in _GITHUB_PREFIX.finditer(data))
-
-
-def _token_at(data: bytes | bytearray, start: int) -> bool:
-    match = _PREFIXED_TOKEN_BYTES.match(data, start)
-    return bool(match) and len(set(match.group(0)[3:])) >= PLACEHOLDER_DISTINCT
+            match = pattern.search(data, match.start() + 1)
+    return False
 
 
 def _scan(value, pointer: str, operator: bool, found: list[str]) -> None:
