@@ -658,8 +658,9 @@ def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
 def _merged_rows(
     session: RunSession, final_rows: list[dict]
 ) -> tuple[list[dict], bool, str | None]:
-    """The merged rows, whether the checkpointed ones are free of prefixed tokens (one pass
-    over their stored text: recipes/secret_scan.py), and the rows' `json.dumps` when it comes
+    """The merged rows; whether the checkpointed ones hold no prefixed token the final's own
+    text scan did not read (each one the final sent again unchanged, or one pass over their
+    stored text finds none: recipes/secret_scan.py); and the rows' `json.dumps` when it comes
     from that text (None: not made)."""
     if not session.checkpoints:
         return final_rows, True, None
@@ -672,10 +673,13 @@ def _merged_rows(
     del texts
     rows = json.loads(f"[{joined}]")
     seen = {row["case_id"] for row in rows}
+    # The final resends its checkpointed rows: unchanged, their strings are the final's own.
+    final_by_case = {row["case_id"]: row for row in final_rows}
+    resent = all(final_by_case.get(row["case_id"]) == row for row in rows)
     fresh = [row for row in final_rows if row["case_id"] not in seen]
     rows.extend(fresh)
     rows_json = "".join(["[", joined, *(", " + json.dumps(row) for row in fresh), "]"])
-    return rows, not json_may_hold_token(joined), rows_json
+    return rows, resent or not json_may_hold_token(joined), rows_json
 
 
 FINAL_ATTEMPTS = 3
