@@ -78,7 +78,7 @@ def _object_without_duplicate_keys(pairs):
 
 
 def _parse_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+    if len(text) > MAX_INT_DIGITS and len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise MalformedJson(f"integer of {len(text)} digits")
     return int(text)
 
