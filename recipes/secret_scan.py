@@ -99,18 +99,20 @@ def find_bundle_secrets(
 
     `model_output_clean`: the caller found, with `json_may_hold_token` over the JSON texts the
     bundle and rows were parsed from, that none of their strings holds a prefixed token. Model
-    output (results, artifacts), where nothing else is looked for, is then not walked again:
-    the one pass over every string was the pass over the text."""
+    output (results, artifacts), where nothing else is looked for, is then not walked again,
+    and the operator's strings are not searched for prefixed tokens again: the one pass over
+    every string was the pass over the text."""
     found: list[str] = []
+    tokens = not model_output_clean
     for key, value in bundle.items():
         if key in SKIPPED_KEYS or (key == "results" and rows is not None):
             continue
         where = "/" + _part(key)
         operator = key not in MODEL_OUTPUT_KEYS
-        if _prefixed_token(key) or (operator and _operator_string_hit(key)):
+        if (tokens and _prefixed_token(key)) or (operator and _operator_string_hit(key)):
             found.append("/(key)")
-        if operator or not model_output_clean:
-            _scan(value, where, operator, found)
+        if operator or tokens:
+            _scan(value, where, operator, found, tokens=tokens)
     if rows is not None and not model_output_clean:
         _scan(list(rows), "/results", False, found)
     return sorted(set(found))[:MAX_POINTERS]
@@ -133,17 +135,18 @@ def json_may_hold_token(text: bytes | bytearray | str) -> bool:
     return False
 
 
-def _scan(value, pointer: str, operator: bool, found: list[str]) -> None:
+def _scan(value, pointer: str, operator: bool, found: list[str], *, tokens: bool = True) -> None:
+    """`tokens`: False when no string below can hold a prefixed token (already looked for)."""
     stack = [(value, pointer, None)]
     while stack:
         item, where, key = stack.pop()
         if isinstance(item, str):
-            if _string_hit(item, key, operator):
+            if _string_hit(item, key, operator, tokens):
                 found.append(where)
         elif isinstance(item, dict):
             for child_key, child in item.items():
                 name = str(child_key)
-                if _prefixed_token(name) or (operator and _long_random_run(name)):
+                if (tokens and _prefixed_token(name)) or (operator and _long_random_run(name)):
                     found.append(f"{where}/(key)")
                     name = "(key)"
                 stack.append((child, f"{where}/{_part(name)}", name))
@@ -164,8 +167,8 @@ def _scan(value, pointer: str, operator: bool, found: list[str]) -> None:
                 previous = child
 
 
-def _string_hit(text: str, key: str | None, operator: bool) -> bool:
-    if _prefixed_token(text):
+def _string_hit(text: str, key: str | None, operator: bool, tokens: bool = True) -> bool:
+    if tokens and _prefixed_token(text):
         return True
     if not operator:
         return False

@@ -147,3 +147,24 @@ def test_the_one_pass_over_json_text_answers_clean_exactly_when_no_decoded_strin
 def test_a_token_character_spelled_as_an_escape_may_hold_a_token():
     assert json_may_hold_token(b'{"a": "\\u0068f_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bD1fH3k"}')
     assert not json_may_hold_token(b'{"a": "caf\\u00e9 \\u001f"}')
+
+
+def test_a_bundle_whose_text_holds_no_prefixed_token_is_still_searched_where_the_operator_wrote():
+    bundle = EXAMPLE | {
+        "environment": {
+            "launcher": {"api_key": "abcd1234efgh", "note": "Zq8vR2mX7kP4wL9tB3nY6cH1"}
+        },
+        "serve_log": "vllm serve --api-key s3cr3tvalue /model",
+        "Zq8vR2mX7kP4wL9tB3nY6cH1jF5gD0sAz": 1,
+    }
+    assert not json_may_hold_token(json.dumps(bundle).encode())
+    found = find_bundle_secrets(bundle, model_output_clean=True)
+    assert (
+        found
+        == find_bundle_secrets(bundle)
+        == [
+            "/(key)",
+            "/environment/launcher/api_key",
+            "/serve_log",
+        ]
+    )
