@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 TOKEN_PATTERNS = (
     r"hf_[A-Za-z0-9]{30,}",  # Hugging Face
@@ -81,7 +82,18 @@ def looks_like_token(text: str, *, operator: bool = True) -> bool:
 
 def is_credential_name(name: str) -> bool:
     """A key or flag name that holds a credential (`hf_token`, `--api-key`, `AWS_SECRET`)."""
+    if len(name) > REMEMBERED_NAME_CHARS:
+        return _credential_name(name)
+    return _remembered_credential_name(name)
+
+
+def _credential_name(name: str) -> bool:
     return name.lower() in CREDENTIAL_FLAGS or bool(CREDENTIAL_NAME.search(name.lstrip("-")))
+
+
+# The same few key and flag names come back in every bundle: short ones are judged once.
+REMEMBERED_NAME_CHARS = 128
+_remembered_credential_name = lru_cache(maxsize=4096)(_credential_name)
 
 
 def find_secrets(value, pointer: str = "", *, operator: bool = True) -> list[str]:

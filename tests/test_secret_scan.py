@@ -10,6 +10,7 @@ from pathlib import Path
 from recipes.secret_scan import (
     find_bundle_secrets,
     find_secrets,
+    is_credential_name,
     json_may_hold_token,
     looks_like_token,
 )
@@ -168,3 +169,12 @@ def test_a_bundle_whose_text_holds_no_prefixed_token_is_still_searched_where_the
             "/serve_log",
         ]
     )
+
+
+def test_credential_names_are_judged_alike_short_or_long_and_asked_again():
+    for _ in range(2):
+        for prefix in ("", "x" * 200 + "_"):
+            assert is_credential_name(prefix + "hf_token")
+            assert is_credential_name(prefix + "AWS_SECRET_ACCESS_KEY")
+            assert not is_credential_name(prefix + "tokens_per_second")
+        assert is_credential_name("--API-KEY") and not is_credential_name("--max-model-len")
