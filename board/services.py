@@ -99,6 +99,7 @@ class PreparedRun:
     recipe: RecipeSpec | None
     rows: list[dict]
     perf: object | None
+    rows_jsonb: str | None = None  # on PostgreSQL, `_rows_jsonb_text` of the rows
 
 
 def prepare_run(
@@ -112,9 +113,11 @@ def prepare_run(
     rows: list[dict],
     bundle_sha256: str,
     model_output_clean: bool = False,
+    rows_json: str | None = None,
 ) -> PreparedRun:
     """The CPU half of recording a bundle: parse nothing again, read only the suite table, write
-    nothing. `model_output_clean`: see `find_bundle_secrets`."""
+    nothing. `model_output_clean`: see `find_bundle_secrets`. `rows_json`: `json.dumps(rows)`
+    when the caller already holds it (the rows are then not serialised again)."""
     extras = {
         k: v for k, v in bundle.items() if k not in ("results", "run_id", "run_nonce", "final")
     }
@@ -186,6 +189,9 @@ def prepare_run(
         recipe=normalise_recipe(bundle.get("recipe")),
         rows=rows,
         perf=summary,
+        rows_jsonb=_rows_jsonb_text(rows, rows_json)
+        if connection.vendor == "postgresql" and rows
+        else None,
     )
 
 
@@ -205,7 +211,7 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> tuple[Run, b
     )
     benchmark, summarised = _benchmark_for(run, prepared, identity)
     run.benchmark = benchmark
-    stored = _insert_run_and_results(run, prepared.rows)
+    stored = _insert_run_and_results(run, prepared.rows, prepared.rows_jsonb)
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
@@ -416,11 +422,13 @@ def _run_and_results_sql(run_insert: str) -> str:
     return _RUN_AND_RESULTS_SQL[0]
 
 
-def _insert_run_and_results(run: Run, rows: list[dict]) -> Run | None:
+def _insert_run_and_results(run: Run, rows: list[dict], text: str | None = None) -> Run | None:
     """The run, then every per-case row in one bulk write (`_insert_results`). On PostgreSQL,
     rows jsonb takes as they are go with the run's INSERT in one statement (one round trip),
-    which also reads the run back as stored: that instance is returned (None otherwise)."""
-    text = _rows_jsonb_text(rows) if connection.vendor == "postgresql" and rows else None
+    which also reads the run back as stored: that instance is returned (None otherwise).
+    `text`: the rows' `_rows_jsonb_text`, when already made."""
+    if text is None and connection.vendor == "postgresql" and rows:
+        text = _rows_jsonb_text(rows)
     if text is None:
         run.save(force_insert=True)
         _insert_results(run, rows)
@@ -433,12 +441,16 @@ def _insert_run_and_results(run: Run, rows: list[dict]) -> Run | None:
     return stored
 
 
-def _rows_jsonb_text(rows: list[dict]) -> str | None:
-    """The rows as JSON text jsonb takes as it is, or None (NaN, an infinity, a NUL)."""
-    try:
-        text = json.dumps(rows, allow_nan=False)
-    except ValueError:  # NaN or an infinity
-        return None
+def _rows_jsonb_text(rows: list[dict], known: str | None = None) -> str | None:
+    """The rows as JSON text jsonb takes as it is, or None (NaN, an infinity, a NUL). `known`:
+    `json.dumps(rows)` already made; used as it is when it spells no NaN or infinity at all."""
+    if known is not None and "NaN" not in known and "Infinity" not in known:
+        text = known
+    else:
+        try:
+            text = json.dumps(rows, allow_nan=False)
+        except ValueError:  # NaN or an infinity
+            return None
     return None if "\\u0000" in text else text
 
 

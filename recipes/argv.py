@@ -21,6 +21,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 # Switches of vLLM, SGLang and llama.cpp that take no value (docker's are apart: `-t` and `-v`
 # mean other things there).
@@ -88,6 +89,10 @@ DOCKER_BOOLEAN_OPTIONS = frozenset(
 BOOLEAN_PREFIXES = ("--no-", "--enable-", "--disable-")
 BOOLEAN_WORDS = frozenset({"true", "false", "on", "off", "auto", "yes", "no", "1", "0"})
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# One recipe's argv is read about ten times per bundle (schema, recipe, scrubbing, manifest):
+# argvs of all-text entries up to this many characters are read once and remembered.
+REMEMBERED_ARGV_CHARS = 16 * 1024
+REMEMBERED_ARGVS = 256
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,33 @@ def is_boolean_option(name: str, switches: frozenset[str] = BOOLEAN_OPTIONS) -> 
 def tokens_of(argv: Iterable | str | None) -> list[str]:
     """An argv as a token list: a whole string is split the way a shell would; list entries that
     are an option and its value joined by a space are split at the first space."""
+    key = _remembered_as(argv)
+    return list(_remembered_tokens(key)) if key is not None else _tokens_of(argv)
+
+
+def _remembered_as(argv) -> str | tuple[str, ...] | None:
+    """The key an argv's reading is remembered under: the text itself, or its entries when all
+    are text (exact types: `1` and `True` must not share a key); None: not remembered."""
+    if type(argv) is str:
+        return argv if len(argv) <= REMEMBERED_ARGV_CHARS else None
+    if type(argv) not in (list, tuple) or len(argv) > REMEMBERED_ARGV_CHARS:
+        return None
+    if all(type(item) is str for item in argv) and sum(map(len, argv)) <= REMEMBERED_ARGV_CHARS:
+        return tuple(argv)
+    return None
+
+
+@lru_cache(maxsize=REMEMBERED_ARGVS)
+def _remembered_tokens(key: str | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_tokens_of(key))
+
+
+@lru_cache(maxsize=REMEMBERED_ARGVS)
+def _remembered_args(key: str | tuple[str, ...], switches: frozenset[str]) -> tuple[Arg, ...]:
+    return tuple(_read_tokens(list(_remembered_tokens(key)), switches))
+
+
+def _tokens_of(argv: Iterable | str | None) -> list[str]:
     if argv is None:
         return []
     if isinstance(argv, str):
@@ -147,7 +179,13 @@ def tokens_of(argv: Iterable | str | None) -> list[str]:
 def read_argv(argv: Iterable | str | None, switches: frozenset[str] = BOOLEAN_OPTIONS) -> list[Arg]:
     """Options and positionals in order (see the module docstring for the rules); `switches`
     are the options known to take no value (the engines' by default, docker's for docker)."""
-    tokens = tokens_of(argv)
+    key = _remembered_as(argv)
+    if key is not None and type(switches) is frozenset:
+        return list(_remembered_args(key, switches))
+    return _read_tokens(tokens_of(argv), switches)
+
+
+def _read_tokens(tokens: list[str], switches: frozenset[str]) -> list[Arg]:
     args: list[Arg] = []
     index = 0
     while index < len(tokens):

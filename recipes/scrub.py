@@ -241,7 +241,7 @@ def public_value(value):
             for key, item in value.items()
             if key not in PRIVATE_KEYS
             and not START_STAMP_KEY.match(str(key))
-            and not (is_credential_name(str(key)) and isinstance(item, str))
+            and not (isinstance(item, str) and is_credential_name(str(key)))
         }
     if isinstance(value, list):
         return [public_value(item) for item in value]

@@ -2,6 +2,7 @@
 standard-library parse that refuses what a JSON document may not hold (docs/protocol.md,
 MALFORMED_JSON). Each body is read, hashed and parsed once."""
 
+import gc
 import hashlib
 import json
 import re
@@ -77,24 +78,25 @@ def _object_without_duplicate_keys(pairs):
 
 
 def _parse_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+    if len(text) > MAX_INT_DIGITS and len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise MalformedJson(f"integer of {len(text)} digits")
     return int(text)
 
 
 def _check_depth(value) -> None:
-    """Nesting over 64 is refused; one pass over the containers, level by level."""
-    level = [value] if isinstance(value, dict | list) else []
-    depth = 0
+    """Nesting over 64 is refused. The decoded tree is walked level by level in C: the referents
+    (gc.get_referents) of dicts and lists are their values and items, and strings and numbers
+    have none, so the k-th level is empty once no container sits k deep."""
+    level = [value]
+    levels = 0  # non-empty levels seen; containers reach `levels` or `levels + 1` deep
     while level:
-        depth += 1
-        if depth > MAX_DEPTH:
+        levels += 1
+        if levels > MAX_DEPTH + 1:
             raise MalformedJson(f"nesting deeper than {MAX_DEPTH}")
-        below = []
-        for item in level:
-            children = item.values() if type(item) is dict else item
-            below.extend([child for child in children if type(child) in (dict, list)])
-        level = below
+        last, level = level, gc.get_referents(*level)
+    # The last level holds only scalars and empty containers: one more level if any container.
+    if levels == MAX_DEPTH + 1 and any(type(item) in (dict, list) for item in last):
+        raise MalformedJson(f"nesting deeper than {MAX_DEPTH}")
 
 
 def _check_texts(value) -> None:

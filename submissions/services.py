@@ -757,21 +757,31 @@ def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
     return _merged_rows(session, final_rows)[0]
 
 
-def _merged_rows(session: RunSession, final_rows: list[dict]) -> tuple[list[dict], bool]:
-    """The merged rows, and whether the checkpointed ones are free of prefixed tokens (one pass
-    over their stored text: recipes/secret_scan.py)."""
+def _merged_rows(
+    session: RunSession, final_rows: list[dict]
+) -> tuple[list[dict], bool, str | None]:
+    """The merged rows; whether the checkpointed ones hold no prefixed token the final's own
+    text scan did not read (each one the final sent again unchanged, or one pass over their
+    stored text finds none: recipes/secret_scan.py); and the rows' `json.dumps` when it comes
+    from that text (None: not made)."""
     if not session.checkpoints:
-        return final_rows, True
+        return final_rows, True, None
     texts = list(session.checkpoint_rows.order_by("position").values_list("row_json", flat=True))
     if not texts:
-        return final_rows, True
-    # Each row_json is the board's own json.dumps of one row: joined, they parse as one array.
-    joined = ",".join(texts)
+        return final_rows, True, None
+    # Each row_json is the board's own json.dumps of one row: joined as json.dumps joins list
+    # items, they are the array's text, which parses as the rows and is stored as it is.
+    joined = ", ".join(texts)
     del texts
     rows = json.loads(f"[{joined}]")
     seen = {row["case_id"] for row in rows}
-    rows.extend(row for row in final_rows if row["case_id"] not in seen)
-    return rows, not json_may_hold_token(joined)
+    # The final resends its checkpointed rows: unchanged, their strings are the final's own.
+    final_by_case = {row["case_id"]: row for row in final_rows}
+    resent = all(final_by_case.get(row["case_id"]) == row for row in rows)
+    fresh = [row for row in final_rows if row["case_id"] not in seen]
+    rows.extend(fresh)
+    rows_json = "".join(["[", joined, *(", " + json.dumps(row) for row in fresh), "]"])
+    return rows, resent or not json_may_hold_token(joined), rows_json
 
 
 FINAL_ATTEMPTS = 3
@@ -788,7 +798,7 @@ def _commit_final(submission: _Submission) -> Outcome:
             current = RunSession.objects.get(pk=session.pk)
         if current.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(current, submission)
-        rows, checkpoints_clean = _merged_rows(current, submission.bundle["results"])
+        rows, checkpoints_clean, rows_json = _merged_rows(current, submission.bundle["results"])
         # Scored, scanned and serialised before the transaction: its locks cover writes only.
         prepared = board_services.prepare_run(
             run_id=current.run_id,
@@ -800,6 +810,7 @@ def _commit_final(submission: _Submission) -> Outcome:
             rows=rows,
             bundle_sha256=submission.digest,
             model_output_clean=submission.model_output_clean and checkpoints_clean,
+            rows_json=rows_json,
         )
         submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:

@@ -5,6 +5,8 @@ import json
 
 from board.perf import max_num_seqs_from_flags
 from recipes.argv import (
+    DOCKER_BOOLEAN_OPTIONS,
+    REMEMBERED_ARGV_CHARS,
     Arg,
     context_len_from,
     docker_image,
@@ -12,6 +14,7 @@ from recipes.argv import (
     max_num_seqs_from,
     option_value,
     read_argv,
+    tokens_of,
     write_argv,
 )
 from recipes.normalise import context_len_of, max_num_seqs_of
@@ -147,3 +150,30 @@ def test_recipes_without_flags_are_read_from_their_command():
     assert (context_len_of(llama), max_num_seqs_of(llama)) == (65536, 4)
     assert context_len_of({"context_len": 32768}) == 32768
     assert context_len_of(json.dumps({"flags": ["--max-model-len", "65536"]})) == 65536
+
+
+def test_an_argv_read_again_is_read_as_it_is_now_and_each_reading_is_its_own_list():
+    flags = ["--max-num-seqs", "8", "--enforce-eager"]
+    first = read_argv(flags)
+    first.append(Arg("--extra"))
+    assert read_argv(flags) == [Arg("--max-num-seqs", "8"), Arg("--enforce-eager")]
+    flags[1] = "16"
+    assert option_value(flags, ["--max-num-seqs"]) == "16"
+    assert tokens_of(tuple(flags)) == flags and tokens_of(flags) is not tokens_of(flags)
+
+
+def test_entries_that_are_not_text_are_read_as_their_own_text_however_they_compare():
+    # 1 == 1.0 == True: an argv of them must not be mistaken for one read before.
+    for value, text in ((1, "1"), (True, "True"), (1.0, "1.0"), ("1", "1")):
+        assert read_argv(["--parallel", value]) == [Arg("--parallel", text)]
+        assert option_value(["--parallel", value], ["--parallel"]) == text
+
+
+def test_a_long_argv_is_read_like_a_short_one():
+    long_value = "x" * (REMEMBERED_ARGV_CHARS + 1)
+    for argv in (["--name", long_value, "--jinja"], f"--name {long_value} --jinja"):
+        assert read_argv(argv) == [Arg("--name", long_value), Arg("--jinja")]
+        assert read_argv(argv, DOCKER_BOOLEAN_OPTIONS) == [
+            Arg("--name", long_value),
+            Arg("--jinja"),
+        ]

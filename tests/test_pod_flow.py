@@ -168,6 +168,50 @@ def test_the_first_write_of_a_case_wins(pod):
     assert stored[0]["score"] == 1.0
 
 
+def test_checkpointed_rows_are_stored_as_sent_whatever_their_text_spells(pod):
+    """The checkpointed rows' stored text is reused for the results' INSERT unless it may
+    spell a NaN or an infinity; rows that do, or hold a NUL, are stored as before."""
+    rows = small_content(6)["results"]
+    rows[0] |= {"raw_output": "NaN and -Infinity are only words here"}
+    rows[1] |= {"speed": {"ttft_ms": float("nan"), "e2e_ms": float("inf")}}
+    rows[2] |= {"raw_output": "a\x00b", "evidence": {"note": "c\x00d"}}
+    rows[3] |= {"evidence": {"checkers": [{"type": "x", "satisfied": True}]}, "tier": 2}
+    stored_as = {
+        rows[1]["case_id"]: {"speed": {"ttft_ms": None, "e2e_ms": None}},
+        rows[2]["case_id"]: {"evidence": {"note": "c\ufffdd"}},  # raw output is kept as bytes
+    }
+    for special in rows[:3]:  # words only; a NaN and an infinity; a NUL
+        checkpoint_rows = [special, rows[3]]
+        final_rows = [*checkpoint_rows, rows[4], rows[5]]
+        session = pod.open_run("my-local-model", None, "god")
+        assert pod.submit(session, {"results": checkpoint_rows}, final=False).status == 200
+        assert pod.submit(session, {"results": final_rows}, final=True).status == 200
+
+        stored = Result.objects.filter(run__run_id=session.run_id).order_by("position")
+        assert [
+            {
+                "case_id": result.case_id,
+                "tier": result.tier,
+                "score": result.score,
+                "raw_output": result.raw_text,
+                "evidence": result.evidence,
+                "speed": result.speed,
+            }
+            for result in stored
+        ] == [
+            {
+                "case_id": row["case_id"],
+                "tier": row.get("tier"),
+                "score": row.get("score"),
+                "raw_output": row.get("raw_output") or "",
+                "evidence": row.get("evidence"),
+                "speed": row.get("speed"),
+            }
+            | stored_as.get(row["case_id"], {})
+            for row in final_rows
+        ]
+
+
 def test_it_records_the_other_bundles_of_a_comprehensive_job(pod, board_url):
     job = demo_job(0)[1:]
     audio = [entry for entry in demo_job(3) if entry[0] == "audio"]

@@ -60,24 +60,26 @@ def test_a_final_carrying_a_token_is_withheld_with_its_benchmark(pod, board_url,
     assert_withheld(board_url, answer, also_hidden=clean.body["run_id"])
 
 
-def test_a_token_in_a_row_only_a_checkpoint_carried_withholds_the_run(pod, board_url):
+@pytest.mark.parametrize("final_row", ["left out", "sent again without the token"])
+def test_a_token_in_a_row_only_a_checkpoint_carried_withholds_the_run(pod, board_url, final_row):
     [(board, suite, model, text)] = [entry for entry in core_job(MODEL) if entry[0] == "text"]
     checkpoint = text_checkpoints(text)[0]
-    checkpoint["results"].append(
-        {
-            "case_id": "v4.coding.easy.99",
-            "category": "Coding",
-            "tier": 0,
-            "status": "scored",
-            "score": 1.0,
-            "raw_output": f"curl -H 'Authorization: Bearer {HF_TOKEN}' https://huggingface.co",
-            "evidence": {},
-            "speed": {},
-        }
-    )
+    row = {
+        "case_id": "v4.coding.easy.99",
+        "category": "Coding",
+        "tier": 0,
+        "status": "scored",
+        "score": 1.0,
+        "raw_output": f"curl -H 'Authorization: Bearer {HF_TOKEN}' https://huggingface.co",
+        "evidence": {},
+        "speed": {},
+    }
+    checkpoint["results"].append(row)
+    if final_row != "left out":  # the checkpointed row is the one kept (first write wins)
+        text = text | {"results": [*text["results"], row | {"raw_output": "curl https://x"}]}
     session = pod.open_run(model, suite, board)
     assert pod.submit(session, checkpoint, final=False).status == 200
-    answer = pod.submit(session, text, final=True)  # the final no longer carries that row
+    answer = pod.submit(session, text, final=True)
 
     assert answer.status == 200
     run = Run.objects.get(run_id=answer.body["run_id"])

@@ -7,7 +7,13 @@ import json
 import random
 from pathlib import Path
 
-from recipes.secret_scan import find_bundle_secrets, find_secrets, looks_like_token
+from recipes.secret_scan import (
+    find_bundle_secrets,
+    find_secrets,
+    is_credential_name,
+    json_may_hold_token,
+    looks_like_token,
+)
 
 EXAMPLE = json.loads(
     (Path(__file__).resolve().parent / "fixtures" / "examples" / "text-final.json").read_text()
@@ -86,3 +92,89 @@ def test_base64_images_in_artifacts_and_long_outputs_do_not_withhold_a_run():
     }
     rows = [{"case_id": "v4.coding.x", "raw_output": image.replace("+", "").replace("/", "")}]
     assert find_bundle_secrets(bundle, rows) == []
+
+
+def strings_of(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_of(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def test_the_one_pass_over_json_text_answers_clean_exactly_when_no_decoded_string_holds_a_token():
+    rng = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    pieces = [
+        HF_TOKEN,
+        "hf_" + "X" * 34,  # a placeholder
+        "sk-proj-4fG7hJ9kL2mN5pQ8rS1tU4v",
+        "sk-" + "x" * 25,
+        "ghp_" + "x1Y2z3A4b5C6d7E8f9G0h1I2j3K4l5M6n7",
+        "github_pat_" + "a1B2c3D4e5F6g7H8i9J0" * 3,
+        "AKIAIOSFODNN7EXAMPLE",
+        "AKIA" + "A" * 16,
+        "xoxb-12345-abcdef",
+        "xoxb-" + "1" * 12,
+        # A placeholder-looking token whose last letters begin a real one.
+        "hf_" + "f" * 28 + HF_TOKEN,
+        "hf_" + "k" * 28 + "sk-" + "4fG7hJ9kL2mN5pQ8rS1tU4v",
+        "sk-" + "x" * 20 + "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bD1fH3k",
+        'quote " back \\ slash hf_ sk- gh AKIA xox',
+        "\u00e9t\u00e9 caf\u00e9 \u2603",
+        "NaN \n\t",
+    ]
+    clean = token = 0
+    for _ in range(400):
+        words = [
+            rng.choice(pieces) if rng.random() < 0.15 else "".join(rng.choices(alphabet, k=8))
+            for _ in range(rng.randrange(1, 6))
+        ]
+        glue = rng.choice(["", " ", '"', "\\", "_", "-"])
+        text = glue.join(words)
+        document = {"results": [{"raw_output": text}], rng.choice(words)[:60]: [1, "x"]}
+        expected = any(looks_like_token(s, operator=False) for s in strings_of(document))
+        for ensure_ascii in (True, False):
+            data = json.dumps(document, ensure_ascii=ensure_ascii).encode()
+            assert json_may_hold_token(data) == expected, text
+        clean, token = clean + (not expected), token + expected
+    assert clean > 50 and token > 50
+
+
+def test_a_token_character_spelled_as_an_escape_may_hold_a_token():
+    assert json_may_hold_token(b'{"a": "\\u0068f_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bD1fH3k"}')
+    assert not json_may_hold_token(b'{"a": "caf\\u00e9 \\u001f"}')
+
+
+def test_a_bundle_whose_text_holds_no_prefixed_token_is_still_searched_where_the_operator_wrote():
+    bundle = EXAMPLE | {
+        "environment": {
+            "launcher": {"api_key": "abcd1234efgh", "note": "Zq8vR2mX7kP4wL9tB3nY6cH1"}
+        },
+        "serve_log": "vllm serve --api-key s3cr3tvalue /model",
+        "Zq8vR2mX7kP4wL9tB3nY6cH1jF5gD0sAz": 1,
+    }
+    assert not json_may_hold_token(json.dumps(bundle).encode())
+    found = find_bundle_secrets(bundle, model_output_clean=True)
+    assert (
+        found
+        == find_bundle_secrets(bundle)
+        == [
+            "/(key)",
+            "/environment/launcher/api_key",
+            "/serve_log",
+        ]
+    )
+
+
+def test_credential_names_are_judged_alike_short_or_long_and_asked_again():
+    for _ in range(2):
+        for prefix in ("", "x" * 200 + "_"):
+            assert is_credential_name(prefix + "hf_token")
+            assert is_credential_name(prefix + "AWS_SECRET_ACCESS_KEY")
+            assert not is_credential_name(prefix + "tokens_per_second")
+        assert is_credential_name("--API-KEY") and not is_credential_name("--max-model-len")
