@@ -17,6 +17,8 @@ body for a closed run) may be lost in a crash, as its index row could be before.
 
 from django.db import connection
 
+from config import sqlrows
+
 
 def execute_unflushed(cursor, sql: str, params=None) -> None:
     """Execute one statement as its own transaction that does not wait for its WAL flush.
@@ -52,19 +54,5 @@ def insert_unflushed(table: str, values: dict, *, conflict: str) -> None:
     else:
         unflushed = "(SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
         source = f"SELECT {slots} FROM {unflushed}"
-    with _server_binding_cursor() as cursor:
+    with sqlrows.bound_cursor() as cursor:
         cursor.execute(f"INSERT INTO {table} ({names}) {source} {ending}", params)
-
-
-def _server_binding_cursor():
-    """A cursor on the default connection's psycopg connection that binds on the server, wrapped
-    as Django wraps its own (database errors become Django's, queries are logged and counted)."""
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    with connection.wrap_database_errors:
-        raw = ServerBindingCursor(connection.connection)
-    if connection.queries_logged:
-        return connection.make_debug_cursor(raw)
-    return connection.make_cursor(raw)

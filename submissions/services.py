@@ -242,10 +242,26 @@ class _Evidence:
             if self._write is not None:
                 self._write.result()  # BlobStoreUnavailable as the write raised it
             store_evidence_row(self.body, self.digest, inline=self.inline)
-            self._row_written = True
-            if self.inline:
-                self.body.release()
+            self._stored_now()
         return self.digest
+
+    @property
+    def row_pending(self) -> dict | None:
+        """The row of an inline body not stored yet, for a statement that stores it with other
+        work (`_prior`); None when there is nothing to write that way."""
+        if self._row_written or not self.inline:
+            return None
+        return {
+            "sha256": self.digest,
+            "size": self.body.size,
+            "stored_at": connection.ops.adapt_datetimefield_value(timezone.now()),
+            "content": self.body.data,
+        }
+
+    def _stored_now(self) -> None:
+        self._row_written = True
+        if self.inline:
+            self.body.release()
 
 
 def revoke_key(key: DeviceKey, *, reason: str) -> bool:
@@ -463,6 +479,8 @@ class _Submission:
     job_sig: str | None
     context: dict = field(default_factory=dict)
     model_output_clean: bool = False  # its text holds no prefixed token (recipes/secret_scan.py)
+    # The session's checkpointed rows as read with the duplicate check (count and joined JSON).
+    checkpointed: "_Checkpointed | None" = None
 
     @property
     def digest(self) -> str:
@@ -622,11 +640,10 @@ def _submit_checked(
     job_sig = bundle.get("job_sig")
     # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
     job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
-    if job_sig:
-        existing = _committed_run_for(session.key_id, job_sig)
-        if existing is not None:
-            evidence.stored()
-            return _duplicate(existing, context)
+    prior = _prior(session, job_sig, evidence, final=bundle.get("final") is True)
+    if prior.duplicate_of is not None:
+        evidence.stored()
+        return _duplicate(prior.duplicate_of, context)
     try:
         parsed, bundle = normalise_bundle(bundle, board=session.board)
         board_services.check_bundle(board=session.board, bundle=bundle)
@@ -635,7 +652,9 @@ def _submit_checked(
         # must not revoke every honest pod running it (docs/protocol.md).
         _quarantine(session, Reason.SCHEMA_INVALID, str(exc), evidence)
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
-    submission = _Submission(session, bundle, evidence, job_sig, context, model_output_clean)
+    submission = _Submission(
+        session, bundle, evidence, job_sig, context, model_output_clean, prior.checkpointed
+    )
     try:
         if parsed.final:
             return _commit_final(submission)
@@ -655,6 +674,86 @@ def _submit_checked(
 
 def _first_line(exc: Exception) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+
+
+@dataclass
+class _Checkpointed:
+    """A session's checkpointed rows read in one snapshot: how many checkpoints it holds and
+    their stored JSON texts joined as one array's items (None: no row)."""
+
+    checkpoints: int
+    joined: str | None
+
+
+@dataclass
+class _Prior:
+    duplicate_of: str | None  # the run id of the key's committed session of this job
+    checkpointed: _Checkpointed | None  # read for a final only
+
+
+def _prior(
+    session: RunSession, job_sig: str | None, evidence: "_Evidence", *, final: bool
+) -> _Prior:
+    """What the board holds already for this bundle: the key's committed run of its job (a
+    duplicate) and, for a final, the session's checkpointed rows. On PostgreSQL one statement,
+    which also writes the evidence row of an inline body that is not stored yet (unflushed, as
+    `store_evidence_row` writes it; the bytes travel as a binary parameter)."""
+    if connection.vendor != "postgresql":
+        duplicate = _committed_run_for(session.key_id, job_sig) if job_sig else None
+        return _Prior(duplicate, _checkpointed(session) if final and not duplicate else None)
+    row = evidence.row_pending
+    params = {
+        "key": session.key_id,
+        "job_sig": job_sig,
+        "committed": str(SessionStatus.COMMITTED),
+        "session": session.pk,
+        "final": final,
+        **(row or {}),
+    }
+    with sqlrows.bound_cursor() as cursor:
+        cursor.execute(PRIOR_SQL[row is not None], params)
+        duplicate, checkpoints, joined = cursor.fetchone()
+    if row is not None:
+        evidence._stored_now()
+    return _Prior(duplicate, _Checkpointed(checkpoints, joined) if final else None)
+
+
+_PRIOR_READS = f"""
+SELECT (SELECT run_id FROM {RunSession._meta.db_table}
+        WHERE key_id = %(key)s AND job_sig = %(job_sig)s AND status = %(committed)s LIMIT 1),
+       (SELECT checkpoints FROM {RunSession._meta.db_table} WHERE id = %(session)s),
+       (SELECT string_agg(row_json, ', ' ORDER BY position) FROM {CheckpointRow._meta.db_table}
+        WHERE session_id = %(session)s AND %(final)s)
+"""
+# [with the evidence row]: the row is written as `insert_unflushed` writes it (set_config is
+# SET LOCAL for this one statement's implicit transaction).
+PRIOR_SQL = (
+    _PRIOR_READS,
+    f"""
+WITH stored AS (
+    INSERT INTO {RawBundle._meta.db_table} (sha256, size, stored_at, content)
+    SELECT %(sha256)s, %(size)s, %(stored_at)s, %(content)s
+    FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed
+    ON CONFLICT (sha256) DO NOTHING
+)"""
+    + _PRIOR_READS,
+)
+
+
+def _checkpointed(session: RunSession, checkpoints: int | None = None) -> _Checkpointed:
+    """The session's checkpointed rows as stored now, with their count (`checkpoints`: as read
+    already). The count is read first: a checkpoint landing in between then makes the final's
+    claim miss (it holds the count), never pass with rows older than the count."""
+    if checkpoints is None:
+        checkpoints = (
+            RunSession.objects.filter(pk=session.pk).values_list("checkpoints", flat=True).first()
+        ) or 0
+    texts = list(
+        CheckpointRow.objects.filter(session_id=session.pk)
+        .order_by("position")
+        .values_list("row_json", flat=True)
+    )
+    return _Checkpointed(checkpoints, ", ".join(texts) if texts else None)
 
 
 def _committed_run_for(key_id: int, job_sig: str) -> str | None:
@@ -758,21 +857,21 @@ def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
 
 
 def _merged_rows(
-    session: RunSession, final_rows: list[dict]
+    session: RunSession, final_rows: list[dict], checkpointed: _Checkpointed | None = None
 ) -> tuple[list[dict], bool, str | None]:
     """The merged rows; whether the checkpointed ones hold no prefixed token the final's own
     text scan did not read (each one the final sent again unchanged, or one pass over their
     stored text finds none: recipes/secret_scan.py); and the rows' `json.dumps` when it comes
-    from that text (None: not made)."""
-    if not session.checkpoints:
-        return final_rows, True, None
-    texts = list(session.checkpoint_rows.order_by("position").values_list("row_json", flat=True))
-    if not texts:
+    from that text (None: not made). `checkpointed`: the session's rows as read already."""
+    if checkpointed is None:
+        if not session.checkpoints:
+            return final_rows, True, None
+        checkpointed = _checkpointed(session, session.checkpoints)
+    joined = checkpointed.joined
+    if not joined:
         return final_rows, True, None
     # Each row_json is the board's own json.dumps of one row: joined as json.dumps joins list
     # items, they are the array's text, which parses as the rows and is stored as it is.
-    joined = ", ".join(texts)
-    del texts
     rows = json.loads(f"[{joined}]")
     seen = {row["case_id"] for row in rows}
     # The final resends its checkpointed rows: unchanged, their strings are the final's own.
@@ -794,11 +893,18 @@ def _commit_final(submission: _Submission) -> Outcome:
     session = submission.session
     current = session  # read when the request was admitted; a stale read only misses the claim
     for attempt in range(FINAL_ATTEMPTS):
+        checkpointed = None
         if attempt:
             current = RunSession.objects.get(pk=session.pk)
+        elif submission.checkpointed is not None:
+            # Read with the duplicate check: the claim then holds the count read with the rows.
+            checkpointed = submission.checkpointed
+            current.checkpoints = checkpointed.checkpoints
         if current.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(current, submission)
-        rows, checkpoints_clean, rows_json = _merged_rows(current, submission.bundle["results"])
+        rows, checkpoints_clean, rows_json = _merged_rows(
+            current, submission.bundle["results"], checkpointed
+        )
         # Scored, scanned and serialised before the transaction: its locks cover writes only.
         prepared = board_services.prepare_run(
             run_id=current.run_id,
