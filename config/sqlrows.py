@@ -7,7 +7,7 @@ passes the converters the ORM applies (JSON text decoded, SQLite's booleans and 
 the instance is marked as loaded from this database.
 """
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 _converters: dict[tuple[str, type], list[tuple[object, list]]] = {}
 _pk_index: dict[type, int] = {}
@@ -47,10 +47,11 @@ def take(model, row, start: int = 0):
     values = list(row[start : start + len(converters)])
     if values[_pk_index[model]] is None:
         return None
+    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: `connection` is a per-thread proxy
     for index, (column, functions) in enumerate(converters):
         for function in functions:
-            values[index] = function(values[index], column, connection)
-    return model.from_db(connection.alias, None, values)
+            values[index] = function(values[index], column, db)
+    return model.from_db(db.alias, None, values)
 
 
 _inserts: dict[tuple[str, type, bool, bool], tuple[str, list]] = {}
@@ -78,9 +79,8 @@ def insert(
             fields,
         )
     sql, fields = _inserts[key]
-    return sql, [
-        field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
-    ]
+    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: `connection` is a per-thread proxy
+    return sql, [field.get_db_prep_save(field.pre_save(instance, True), db) for field in fields]
 
 
 def saved_as(instance, pk) -> None:
