@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 20
+WALK_CHUNK = 4096  # values of one level the nesting check reads per call
 READ_CHUNK = 1024 * 1024
 # A lone surrogate can only come from a \uD800–\uDFFF escape: raw surrogate bytes are not UTF-8.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -86,16 +87,25 @@ def _parse_int(text: str) -> int:
 def _check_depth(value) -> None:
     """Nesting over 64 is refused. The decoded tree is walked level by level in C: the referents
     (gc.get_referents) of dicts and lists are their values and items, and strings and numbers
-    have none, so the k-th level is empty once no container sits k deep."""
-    level = [value]
+    have none, so the k-th level is empty once no container sits k deep. A level is kept in the
+    pieces gc returns (never copied whole) and read back a bounded slice at a time."""
+    level = [[value]]
     levels = 0  # non-empty levels seen; containers reach `levels` or `levels + 1` deep
     while level:
         levels += 1
         if levels > MAX_DEPTH + 1:
             raise MalformedJson(f"nesting deeper than {MAX_DEPTH}")
-        last, level = level, gc.get_referents(*level)
+        last = level
+        level = [
+            below
+            for piece in last
+            for start in range(0, len(piece), WALK_CHUNK)
+            if (below := gc.get_referents(*piece[start : start + WALK_CHUNK]))
+        ]
     # The last level holds only scalars and empty containers: one more level if any container.
-    if levels == MAX_DEPTH + 1 and any(type(item) in (dict, list) for item in last):
+    if levels == MAX_DEPTH + 1 and any(
+        type(item) in (dict, list) for piece in last for item in piece
+    ):
         raise MalformedJson(f"nesting deeper than {MAX_DEPTH}")
 
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from submissions.jsonbody import MAX_DEPTH, MalformedJson, parse_json
+from submissions.jsonbody import MAX_DEPTH, WALK_CHUNK, MalformedJson, parse_json
 
 
 def depth_of(value) -> int:
@@ -84,3 +84,11 @@ def test_random_trees_are_refused_exactly_when_deeper_than_64():
     for target in list(range(MAX_DEPTH - 2, MAX_DEPTH + 3)) * 8:
         value = tree(target)
         assert refused(value) == (depth_of(value) > MAX_DEPTH), depth_of(value)
+
+
+def test_levels_wider_than_one_walk_step_are_read_to_their_end():
+    for depth in (MAX_DEPTH, MAX_DEPTH + 1):
+        for innermost in ([], "x"):
+            deep = nested(depth - 2, innermost, "[{")
+            value = {"rows": [{"n": i} for i in range(2 * WALK_CHUNK)] + [[0] * 3, deep]}
+            assert refused(value) == (depth_of(value) > MAX_DEPTH), (depth, innermost)
