@@ -585,9 +585,10 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     except SchemaError as exc:
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     del envelope_data
-    data = body.data  # the bytes the secret scan reads while they are written
-    # Every answer from here on keeps the bundle as evidence: its write starts now, the bytes go
-    # once it is done, and it is stored (`_Evidence.stored`) at the latest when this returns.
+    data = body.data  # the bytes the secret scan reads (while a big body is written)
+    # Every answer from here on keeps the bundle as evidence: a big body's write to the blob
+    # store starts now; the row (with a small body's bytes) is written before anything refers to
+    # it (`_prior`, `_Evidence.stored`), at the latest when this returns.
     evidence = _Evidence(body)
     try:
         # A final's secret scan reads its model output here, in one pass over the text.
