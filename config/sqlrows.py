@@ -8,6 +8,7 @@ the instance is marked as loaded from this database.
 """
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
 _converters: dict[tuple[str, type], list[tuple[object, list]]] = {}
 _pk_index: dict[type, int] = {}
@@ -89,16 +90,17 @@ def saved_as(instance, pk) -> None:
     instance._state.adding, instance._state.db = False, connection.alias
 
 
-# psycopg prepares a statement on the server once this cursor has run it this many times on one
-# connection (only for cursors from `bound_cursor`; Django's own cursors never prepare).
-PREPARE_AFTER = 2
+# psycopg prepares a statement on the server once a cursor from `bound_cursor` has run it this
+# many times on one connection: at once (a handful of statements, each run on every final; the
+# first final a connection serves is not planned twice). Django's own cursors never prepare.
+PREPARE_AFTER = 0
 
 
 def bound_cursor():
     """A cursor for SQL written once, run on every commit. On PostgreSQL its parameters travel
     apart from the statement (server-side binding): a 0.2 MiB text of rows is neither escaped
     into the SQL nor scanned again by the server's SQL lexer, and psycopg prepares the statement
-    once it has run PREPARE_AFTER times on the connection, so the server does not plan it again
+    on the connection from its first run (PREPARE_AFTER), so the server does not plan it again
     for every final. A statement for it is one statement (no `;`). Elsewhere the usual cursor.
     Queries run through it are seen by execute wrappers and logged like any other."""
     if connection.vendor != "postgresql":
@@ -110,5 +112,14 @@ def bound_cursor():
     connection.connection.prepare_threshold = PREPARE_AFTER
     raw = ServerBindingCursor(connection.connection)
     if connection.queries_logged:
-        return connection.make_debug_cursor(raw)
+        return _LoggedBoundCursor(raw, connection)
     return connection.make_cursor(raw)
+
+
+class _LoggedBoundCursor(CursorDebugWrapper):
+    """Logs each statement as written: its parameters travel apart from it, and psycopg keeps
+    no composed text of a prepared statement (Django's debug wrapper would log None)."""
+
+    def execute(self, sql, params=None):
+        with self.debug_sql(sql, params, use_last_executed_query=False):
+            return CursorWrapper.execute(self, sql, params)
