@@ -20,6 +20,16 @@ def fields_of(instance) -> dict:
     return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
 
 
+def a_recipe() -> Recipe:
+    return Recipe.objects.create(
+        id="r" * 16,
+        engine="vllm",
+        flags=["--max-model-len", "65536"],
+        drafter={"method": "eagle", "n": 3},
+        first_seen=datetime(2026, 11, 1, tzinfo=UTC),
+    )
+
+
 def a_benchmark(recipe: Recipe | None) -> Benchmark:
     return Benchmark(
         public_id="0123456789ab",
@@ -43,17 +53,7 @@ def a_benchmark(recipe: Recipe | None) -> Benchmark:
 
 @pytest.mark.parametrize("with_recipe", [True, False])
 def test_an_insert_written_once_reads_back_through_the_orm_as_written(with_recipe):
-    recipe = (
-        Recipe.objects.create(
-            id="r" * 16,
-            engine="vllm",
-            flags=["--max-model-len", "65536"],
-            drafter={"method": "eagle", "n": 3},
-            first_seen=datetime(2026, 11, 1, tzinfo=UTC),
-        )
-        if with_recipe
-        else None
-    )
+    recipe = a_recipe() if with_recipe else None
     benchmark = a_benchmark(recipe)
 
     sql, params = sqlrows.insert(benchmark, ignore_conflicts=True)
@@ -69,17 +69,7 @@ def test_an_insert_written_once_reads_back_through_the_orm_as_written(with_recip
 
 @pytest.mark.parametrize("with_recipe", [True, False])
 def test_a_row_taken_by_hand_equals_the_orms_read_of_it(with_recipe):
-    recipe = (
-        Recipe.objects.create(
-            id="r" * 16,
-            engine="vllm",
-            flags=["--max-model-len", "65536"],
-            drafter={"method": "eagle", "n": 3},
-            first_seen=datetime(2026, 11, 1, tzinfo=UTC),
-        )
-        if with_recipe
-        else None
-    )
+    recipe = a_recipe() if with_recipe else None
     created = a_benchmark(recipe)
     created.save()
 
