@@ -207,6 +207,13 @@ class Benchmark(models.Model):
                 condition=models.Q(withheld=False),
                 name="benchmark_public_model_order",
             ),
+            # A resumed job's benchmark: the key's latest of one model on one class
+            # (board/services.py `_lookup_sql`), whatever the number of benchmarks sharing a
+            # recipe or a weight set.
+            models.Index(
+                fields=["key_fingerprint", "model", "hardware_class", "-created_at"],
+                name="benchmark_resume_lookup",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -730,11 +730,15 @@ def _lookup_sql(recipe_known: bool, suite_known: bool) -> str:
             f"AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
             "ORDER BY b.created_at DESC LIMIT 1"
         )
+        # Each benchmark is found from what names it narrowly: the key's job group (its few
+        # links, read first), or the key, model and class (benchmark_resume_lookup); never
+        # from the recipe or the weight set, which thousands of benchmarks may share.
         _LOOKUP_SQL[recipe_known, suite_known] = (
             "SELECT "
-            f"(SELECT b.id FROM {benchmarks} b JOIN {BenchmarkGroup._meta.db_table} g "
-            "ON g.benchmark_id = b.id WHERE g.key_fingerprint = %s AND g.job_group = %s "
-            f"AND b.weight_set = %s AND {recipe} ORDER BY b.created_at DESC, b.id DESC LIMIT 1), "
+            f"(WITH linked AS MATERIALIZED (SELECT g.benchmark_id FROM "
+            f"{BenchmarkGroup._meta.db_table} g WHERE g.key_fingerprint = %s AND g.job_group = %s) "
+            f"SELECT b.id FROM linked JOIN {benchmarks} b ON b.id = linked.benchmark_id "
+            f"WHERE b.weight_set = %s AND {recipe} ORDER BY b.created_at DESC, b.id DESC LIMIT 1), "
             f"({candidate}), "
             # Whether that candidate already holds this kind of run: then it is not resumed.
             f"EXISTS (SELECT 1 FROM {runs} r WHERE r.benchmark_id = ({candidate}) "
