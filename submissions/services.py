@@ -579,18 +579,22 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
     order the status table implies: syntax, key, signature, identity, duplicate, schema."""
     run_id = session.run_id
     context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
-    envelope_data = _parse(body.data)
+    data = body.data  # the bytes parsed and scanned here (a big body's write lets go of its own)
+    # A body over HELD_WHILE_WRITTEN_BYTES starts its write to the blob store before it is
+    # parsed, so that the write overlaps the parse and the secret scan; it is kept as evidence
+    # even when it does not parse. Any other body is kept from the envelope's parse on.
+    evidence = _Evidence(body) if body.size > HELD_WHILE_WRITTEN_BYTES else None
     try:
-        envelope = parse_request(ResultsEnvelope, envelope_data)
-    except SchemaError as exc:
-        raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
-    del envelope_data
-    data = body.data  # the bytes the secret scan reads (while a big body is written)
-    # Every answer from here on keeps the bundle as evidence: a big body's write to the blob
-    # store starts now; the row (with a small body's bytes) is written before anything refers to
-    # it (`_prior`, `_Evidence.stored`), at the latest when this returns.
-    evidence = _Evidence(body)
-    try:
+        envelope_data = _parse(data)
+        try:
+            envelope = parse_request(ResultsEnvelope, envelope_data)
+        except SchemaError as exc:
+            raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
+        del envelope_data
+        # Every answer from here on keeps the bundle as evidence: its row (with a small body's
+        # bytes) is written before anything refers to it (`_prior`, `_Evidence.stored`), at the
+        # latest when this returns.
+        evidence = evidence or _Evidence(body)
         # A final's secret scan reads its model output here, in one pass over the text.
         clean = envelope.bundle.get("final") is True and not json_may_hold_token(data)
         del data
@@ -598,7 +602,8 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
             evidence.stored()
         return _submit_checked(session, evidence, envelope, context, clean)
     finally:
-        evidence.stored()
+        if evidence is not None:
+            evidence.stored()
 
 
 def _submit_checked(

@@ -11,6 +11,7 @@ import pytest
 
 from board.models import Result, Run
 from submissions import services
+from submissions.blobstore import blob_store
 from submissions.demo.podclient import PodClient
 from submissions.models import (
     DeviceKey,
@@ -19,6 +20,7 @@ from submissions.models import (
     KeyStatus,
     QuarantinedBundle,
     RateCounter,
+    RawBundle,
     RunSession,
     SessionStatus,
 )
@@ -474,6 +476,19 @@ def test_a_results_post_past_the_ip_limit_is_refused_first_and_costs_the_key_not
         assert_refused(answer, 429, "RATE_LIMITED")
         assert 1 <= int(answer.headers["Retry-After"]) <= 3600
     assert RateCounter.objects.get(scope=key_scope).count == 1  # the open_run alone
+    assert not Run.objects.exists()
+
+
+def test_a_body_too_big_to_hold_is_kept_even_when_it_does_not_parse(pod):
+    # Its write to the blob store starts before it is parsed (docs/protocol.md §Ingest cost).
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    body = b'{"bundle": "' + b"x" * (services.HELD_WHILE_WRITTEN_BYTES + 1024) + b'"'  # no "}"
+
+    answer = post_results(pod, session, body)
+
+    assert_refused(answer, 400, "MALFORMED_JSON")
+    assert RawBundle.objects.get(sha256=sha256(body)).size == len(body)
+    assert blob_store().get(sha256(body)) == body
     assert not Run.objects.exists()
 
 
