@@ -73,7 +73,6 @@ def _issue(
     # nothing is read.
     if committed is not None:
         run = committed
-        run.signed = False
     elif benchmark is not None:
         run = next(iter(Run.objects.raw(RUN_AS_STORED_SQL, [run_id])), None)
         if run is not None and run.benchmark_id == benchmark.pk:
@@ -153,8 +152,8 @@ def sign_at_commit(
     so that only the run itself is read back; `committed` with `key_status`: the run exactly as
     stored (with that benchmark) and its key's status as this transaction read it, so that
     nothing is read."""
-    if committed is not None:
-        committed.key_status = key_status
+    if committed is not None:  # what RUN_AS_STORED_SQL would have read with it
+        committed.key_status, committed.signed = key_status, False
     try:
         board_key = load_board_key()
     except BoardKeyError as exc:

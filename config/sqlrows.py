@@ -10,8 +10,7 @@ the instance is marked as loaded from this database.
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
-_converters: dict[tuple[str, type], list[tuple[object, list]]] = {}
-_pk_index: dict[type, int] = {}
+_converters: dict[tuple[str, type], tuple[int, list[tuple[object, list]]]] = {}
 
 
 def columns(model, alias: str | None = None) -> str:
@@ -23,7 +22,8 @@ def width(model) -> int:
     return len(model._meta.concrete_fields)
 
 
-def _converters_of(model) -> list[tuple[object, list]]:
+def _converters_of(model) -> tuple[int, list[tuple[object, list]]]:
+    """The primary key's place among the model's columns, and each column's converters."""
     key = (connection.vendor, model)
     if key not in _converters:
         found = []
@@ -35,18 +35,16 @@ def _converters_of(model) -> list[tuple[object, list]]:
                     connection.ops.get_db_converters(column) + column.get_db_converters(connection),
                 )
             )
-        _converters[key] = found
+        _converters[key] = (model._meta.concrete_fields.index(model._meta.pk), found)
     return _converters[key]
 
 
 def take(model, row, start: int = 0):
     """The instance held in `row[start : start + width(model)]`, or None when its primary key is
     NULL there (a LEFT JOIN that found nothing)."""
-    converters = _converters_of(model)
-    if model not in _pk_index:
-        _pk_index[model] = model._meta.concrete_fields.index(model._meta.pk)
+    pk_at, converters = _converters_of(model)
     values = list(row[start : start + len(converters)])
-    if values[_pk_index[model]] is None:
+    if values[pk_at] is None:
         return None
     db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: `connection` is a per-thread proxy
     for index, (column, functions) in enumerate(converters):

@@ -180,23 +180,17 @@ def _refuse_past_limit(scope: str, count: int, limit: int, window_start: int, no
 # --- evidence, forgery, revocation -------------------------------------------------------------
 
 
-def store_evidence_row(body: ReceivedBody, digest: str, *, inline: bool) -> None:
-    """The row of a body: with the body's bytes when it is kept `inline`, else the index row of a
-    body already in the blob store. Idempotent by content: a row already there (inline or not)
-    is left as it is."""
+def store_evidence_row(body: ReceivedBody, digest: str) -> None:
+    """The index row of a body already in the blob store. Idempotent by content: a row already
+    there (inline or not) is left as it is. Unflushed: the commit of whatever refers to this row
+    flushes it (config/durability.py)."""
     table = RawBundle._meta.db_table
-    stored_at = connection.ops.adapt_datetimefield_value(timezone.now())
-    # Unflushed: the commit of whatever refers to this row flushes it (config/durability.py).
-    if inline:
-        row = {"sha256": digest, "size": len(body), "stored_at": stored_at, "content": body.data}
-        insert_unflushed(table, row, conflict="sha256")
-        return
     with connection.cursor() as cursor:
         execute_unflushed(
             cursor,
             f"INSERT INTO {table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
             "ON CONFLICT (sha256) DO NOTHING",
-            [digest, len(body), stored_at],
+            [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
         )
 
 
@@ -241,14 +235,17 @@ class _Evidence:
         if not self._row_written:
             if self._write is not None:
                 self._write.result()  # BlobStoreUnavailable as the write raised it
-            store_evidence_row(self.body, self.digest, inline=self.inline)
+                store_evidence_row(self.body, self.digest)
+            else:  # unflushed, idempotent by content, as the index row
+                insert_unflushed(RawBundle._meta.db_table, self.row_pending, conflict="sha256")
             self._stored_now()
         return self.digest
 
     @property
     def row_pending(self) -> dict | None:
-        """The row of an inline body not stored yet, for a statement that stores it with other
-        work (`_prior`); None when there is nothing to write that way."""
+        """The row of an inline body not stored yet, bytes included (written by `stored()`, or
+        by a statement that stores it with other work: `_prior`); None when there is nothing to
+        write that way."""
         if self._row_written or not self.inline:
             return None
         return {
@@ -703,7 +700,7 @@ def _prior(
     """What the board holds already for this bundle: the key's committed run of its job (a
     duplicate) and, for a final, the session's checkpointed rows. On PostgreSQL one statement,
     which also writes the evidence row of an inline body that is not stored yet (unflushed, as
-    `store_evidence_row` writes it; the bytes travel as a binary parameter)."""
+    `_Evidence.stored` writes it; the bytes travel as a binary parameter)."""
     if connection.vendor != "postgresql":
         duplicate = _committed_run_for(session.key_id, job_sig) if job_sig else None
         return _Prior(duplicate, _checkpointed(session) if final and not duplicate else None)
