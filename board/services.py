@@ -7,7 +7,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import partial
+from functools import cache, partial
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Q
@@ -406,20 +406,18 @@ FROM {runs}jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
 INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})" + (
     RESULTS_SELECT_SQL.format(run="%s", runs="")
 )
-_RUN_AND_RESULTS_SQL: list[str] = []
 
 
+@cache
 def _run_and_results_sql(run_insert: str) -> str:
     """The run's INSERT (RETURNING the row as stored) with its rows in one statement, written
     once."""
-    if not _RUN_AND_RESULTS_SQL:
-        results = RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ")
-        _RUN_AND_RESULTS_SQL.append(
-            f"WITH inserted AS ({run_insert}), results AS ("
-            f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
-            f"SELECT {sqlrows.columns(Run)} FROM inserted"
-        )
-    return _RUN_AND_RESULTS_SQL[0]
+    results = RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ")
+    return (
+        f"WITH inserted AS ({run_insert}), results AS ("
+        f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
+        f"SELECT {sqlrows.columns(Run)} FROM inserted"
+    )
 
 
 def _insert_run_and_results(run: Run, rows: list[dict], text: str | None = None) -> Run | None:
@@ -712,66 +710,63 @@ class _BenchmarkLookup:
         )
 
 
-_LOOKUP_SQL: dict[tuple[bool, bool], str] = {}
-
-
+@cache
 def _lookup_sql(recipe_known: bool, suite_known: bool) -> str:
-    if (recipe_known, suite_known) not in _LOOKUP_SQL:
-        recipe = "b.recipe_id = %s" if recipe_known else "b.recipe_id IS NULL"
-        suite = "r.suite_id = %s" if suite_known else "r.suite_id IS NULL"
-        benchmarks, runs = Benchmark._meta.db_table, Run._meta.db_table
-        models, classes = BenchModel._meta.db_table, HardwareClass._meta.db_table
-        flags = ModerationFlag._meta.db_table
-        # The latest benchmark of the same key, model, hardware, weights and recipe in the window.
-        candidate = (
-            f"SELECT b.id FROM {benchmarks} b WHERE b.key_fingerprint = %s "
-            f"AND b.model_id = (SELECT id FROM {models} WHERE canonical_id = %s) "
-            f"AND b.hardware_class_id = (SELECT id FROM {classes} WHERE slug = %s) "
-            f"AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
-            "ORDER BY b.created_at DESC LIMIT 1"
-        )
-        # Each benchmark is found from what names it narrowly: the key's job group (its few
-        # links, read first), or the key, model and class (benchmark_resume_lookup); never
-        # from the recipe or the weight set, which thousands of benchmarks may share.
-        _LOOKUP_SQL[recipe_known, suite_known] = (
-            "SELECT "
-            f"(WITH linked AS MATERIALIZED (SELECT g.benchmark_id FROM "
-            f"{BenchmarkGroup._meta.db_table} g WHERE g.key_fingerprint = %s AND g.job_group = %s) "
-            f"SELECT b.id FROM linked JOIN {benchmarks} b ON b.id = linked.benchmark_id "
-            f"WHERE b.weight_set = %s AND {recipe} ORDER BY b.created_at DESC, b.id DESC LIMIT 1), "
-            f"({candidate}), "
-            # Whether that candidate already holds this kind of run: then it is not resumed.
-            f"EXISTS (SELECT 1 FROM {runs} r WHERE r.benchmark_id = ({candidate}) "
-            f"AND r.board = %s AND {suite} AND r.harness = %s), "
-            f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
-            f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
-            f"{sqlrows.columns(BenchModel, 'm')}, {sqlrows.columns(HardwareClass, 'c')}, "
-            f"{sqlrows.columns(Recipe, 'rc')} "
-            f"FROM (SELECT 1 AS one) AS one LEFT JOIN {models} m ON m.canonical_id = %s "
-            f"LEFT JOIN {classes} c ON c.slug = %s "
-            f"LEFT JOIN {Recipe._meta.db_table} rc ON rc.id = %s"
-        )
-    return _LOOKUP_SQL[recipe_known, suite_known]
+    recipe = "b.recipe_id = %s" if recipe_known else "b.recipe_id IS NULL"
+    suite = "r.suite_id = %s" if suite_known else "r.suite_id IS NULL"
+    benchmarks, runs = Benchmark._meta.db_table, Run._meta.db_table
+    models, classes = BenchModel._meta.db_table, HardwareClass._meta.db_table
+    flags = ModerationFlag._meta.db_table
+    # The latest benchmark of the same key, model, hardware, weights and recipe in the window.
+    candidate = (
+        f"SELECT b.id FROM {benchmarks} b WHERE b.key_fingerprint = %s "
+        f"AND b.model_id = (SELECT id FROM {models} WHERE canonical_id = %s) "
+        f"AND b.hardware_class_id = (SELECT id FROM {classes} WHERE slug = %s) "
+        f"AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
+        "ORDER BY b.created_at DESC LIMIT 1"
+    )
+    # Each benchmark is found from what names it narrowly: the key's job group (its few
+    # links, read first), or the key, model and class (benchmark_resume_lookup); never
+    # from the recipe or the weight set, which thousands of benchmarks may share.
+    return (
+        "SELECT "
+        f"(WITH linked AS MATERIALIZED (SELECT g.benchmark_id FROM "
+        f"{BenchmarkGroup._meta.db_table} g WHERE g.key_fingerprint = %s AND g.job_group = %s) "
+        f"SELECT b.id FROM linked JOIN {benchmarks} b ON b.id = linked.benchmark_id "
+        f"WHERE b.weight_set = %s AND {recipe} ORDER BY b.created_at DESC, b.id DESC LIMIT 1), "
+        f"({candidate}), "
+        # Whether that candidate already holds this kind of run: then it is not resumed.
+        f"EXISTS (SELECT 1 FROM {runs} r WHERE r.benchmark_id = ({candidate}) "
+        f"AND r.board = %s AND {suite} AND r.harness = %s), "
+        f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
+        f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
+        f"{sqlrows.columns(BenchModel, 'm')}, {sqlrows.columns(HardwareClass, 'c')}, "
+        f"{sqlrows.columns(Recipe, 'rc')} "
+        f"FROM (SELECT 1 AS one) AS one LEFT JOIN {models} m ON m.canonical_id = %s "
+        f"LEFT JOIN {classes} c ON c.slug = %s "
+        f"LEFT JOIN {Recipe._meta.db_table} rc ON rc.id = %s"
+    )
 
 
-_LOCKED_BENCHMARK_SQL: list[str] = []
+@cache
+def _locked_benchmark_sql(lock: bool) -> str:
+    return (
+        f"SELECT {sqlrows.columns(Benchmark, 'b')}, {sqlrows.columns(BenchModel, 'm')}, "
+        f"{sqlrows.columns(HardwareClass, 'c')}, {sqlrows.columns(Recipe, 'r')} "
+        f"FROM {Benchmark._meta.db_table} b "
+        f"JOIN {BenchModel._meta.db_table} m ON m.id = b.model_id "
+        f"JOIN {HardwareClass._meta.db_table} c ON c.id = b.hardware_class_id "
+        f"LEFT JOIN {Recipe._meta.db_table} r ON r.id = b.recipe_id WHERE b.id = %s"
+        + (" FOR UPDATE OF b" if lock else "")
+    )
 
 
 def _locked_benchmark(benchmark_id: int) -> Benchmark:
     """The benchmark with what its summary reads (model, class, recipe), its row alone locked
     until the transaction ends (SQL written once)."""
-    if not _LOCKED_BENCHMARK_SQL:
-        lock = " FOR UPDATE OF b" if connection.features.has_select_for_update_of else ""
-        _LOCKED_BENCHMARK_SQL.append(
-            f"SELECT {sqlrows.columns(Benchmark, 'b')}, {sqlrows.columns(BenchModel, 'm')}, "
-            f"{sqlrows.columns(HardwareClass, 'c')}, {sqlrows.columns(Recipe, 'r')} "
-            f"FROM {Benchmark._meta.db_table} b "
-            f"JOIN {BenchModel._meta.db_table} m ON m.id = b.model_id "
-            f"JOIN {HardwareClass._meta.db_table} c ON c.id = b.hardware_class_id "
-            f"LEFT JOIN {Recipe._meta.db_table} r ON r.id = b.recipe_id WHERE b.id = %s{lock}"
-        )
+    sql = _locked_benchmark_sql(connection.features.has_select_for_update_of)
     with sqlrows.bound_cursor() as cursor:
-        cursor.execute(_LOCKED_BENCHMARK_SQL[0], [benchmark_id])
+        cursor.execute(sql, [benchmark_id])
         row = cursor.fetchone()
     benchmark = sqlrows.take(Benchmark, row)
     at = sqlrows.width(Benchmark)
