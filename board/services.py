@@ -116,7 +116,7 @@ def prepare_run(
     rows_json: str | None = None,
 ) -> PreparedRun:
     """The CPU half of recording a bundle: parse nothing again, read only the suite table, write
-    nothing. `model_output_clean`: see `find_bundle_secrets`. `rows_json`: `json.dumps(rows)`
+    nothing. `model_output_clean`: see `find_bundle_secrets`. `rows_json`: the rows' JSON text
     when the caller already holds it (the rows are then not serialised again)."""
     extras = {
         k: v for k, v in bundle.items() if k not in ("results", "run_id", "run_nonce", "final")

@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import string
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -65,7 +66,14 @@ from submissions.schemas import (
     normalise_bundle,
     parse_request,
 )
-from submissions.signing import canonical_json, decode_public_key, key_fingerprint, verify_signature
+from submissions.signing import (
+    canonical_json,
+    canonical_json_with_items,
+    canonical_text,
+    decode_public_key,
+    key_fingerprint,
+    verify_signature,
+)
 
 REFUSAL_STATUS = {
     Reason.CHALLENGE_INVALID: 400,
@@ -194,7 +202,8 @@ def store_evidence_row(body: ReceivedBody, digest: str) -> None:
         )
 
 
-_writers: tuple[int, ThreadPoolExecutor] | None = None
+_pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+_pools_lock = threading.Lock()
 # A body up to this size may stay in memory while the bundle is checked and scored (its write
 # overlaps all of that); a bigger one is stored, and let go, once the secret scan is done: its
 # bytes next to the bundle's canonical copy would raise the worker's peak by the body's size
@@ -202,12 +211,14 @@ _writers: tuple[int, ThreadPoolExecutor] | None = None
 HELD_WHILE_WRITTEN_BYTES = 8 * 1024 * 1024
 
 
-def _evidence_writers() -> ThreadPoolExecutor:
-    """This process's threads for blob writes (made after a fork, never inherited from it)."""
-    global _writers
-    if _writers is None or _writers[0] != os.getpid():
-        _writers = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="evidence"))
-    return _writers[1]
+def _threads(name: str) -> ThreadPoolExecutor:
+    """This process's threads of one kind: blob writes ("evidence"), signature checks
+    ("signature"). Made after a fork, never inherited from it."""
+    with _pools_lock:
+        pool = _pools.get(name)
+        if pool is None or pool[0] != os.getpid():
+            pool = _pools[name] = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix=name))
+        return pool[1]
 
 
 class _Evidence:
@@ -224,7 +235,7 @@ class _Evidence:
         self.inline = 0 < body.size <= settings.AEON_INLINE_EVIDENCE_BYTES
         self._write = None
         if not self.inline:
-            self._write = _evidence_writers().submit(
+            self._write = _threads("evidence").submit(
                 blob_store().put, body.data, digest=self.digest
             )
             # Nothing reads the bytes after this: a big body is not held while it is worked on.
@@ -478,6 +489,9 @@ class _Submission:
     model_output_clean: bool = False  # its text holds no prefixed token (recipes/secret_scan.py)
     # The session's checkpointed rows as read with the duplicate check (count and joined JSON).
     checkpointed: "_Checkpointed | None" = None
+    # The canonical JSON text of each of the bundle's rows, made with its signed bytes (None:
+    # not made).
+    row_texts: list[str] | None = None
 
     @property
     def digest(self) -> str:
@@ -615,7 +629,18 @@ def _submit_checked(
             status=SessionStatus.QUARANTINED
         )
         raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
-    if not verify_signature(session.key.public_key, envelope.signature, canonical_json(bundle)):
+    # The signature is checked on another thread while this one reads what the board holds
+    # already for the bundle (`_prior`, one round trip); each waits for the other's answer only
+    # when it needs it, and the refusals keep their order.
+    signature = _threads("signature").submit(
+        _signature_check, session.key.public_key, envelope.signature, bundle
+    )
+    job_sig = bundle.get("job_sig")
+    # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
+    job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
+    prior = _prior(session, job_sig, evidence, final=bundle.get("final") is True)
+    signed, row_texts = signature.result()
+    if not signed:
         _refuse_forgery(
             session,
             Reason.BAD_SIG,
@@ -640,10 +665,6 @@ def _submit_checked(
             close=True,
         )
 
-    job_sig = bundle.get("job_sig")
-    # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
-    job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
-    prior = _prior(session, job_sig, evidence, final=bundle.get("final") is True)
     if prior.duplicate_of is not None:
         evidence.stored()
         return _duplicate(prior.duplicate_of, context)
@@ -656,7 +677,14 @@ def _submit_checked(
         _quarantine(session, Reason.SCHEMA_INVALID, str(exc), evidence)
         raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     submission = _Submission(
-        session, bundle, evidence, job_sig, context, model_output_clean, prior.checkpointed
+        session,
+        bundle,
+        evidence,
+        job_sig,
+        context,
+        model_output_clean,
+        prior.checkpointed,
+        row_texts,
     )
     try:
         if parsed.final:
@@ -673,6 +701,13 @@ def _submit_checked(
         note = f"the database cannot store a value of this bundle ({_first_line(exc)})"
         _quarantine(session, Reason.SCHEMA_INVALID, note, evidence)
         raise Refusal(Reason.SCHEMA_INVALID, note, **context) from None
+
+
+def _signature_check(public_key: str, signature, bundle: dict) -> tuple[bool, list[str] | None]:
+    """Whether the signature verifies over the bundle's canonical bytes, and the canonical text
+    of each of its rows (made with those bytes)."""
+    message, row_texts = canonical_json_with_items(bundle, "results")
+    return verify_signature(public_key, signature, message), row_texts
 
 
 def _first_line(exc: Exception) -> str:
@@ -806,13 +841,16 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
     session = submission.session
     seen = RunSession.objects.filter(pk=session.pk).values_list("checkpoints", flat=True).first()
     stored = set(CheckpointRow.objects.filter(session=session).values_list("case_id", flat=True))
-    # The column holds the storable id (no NUL), as board results do; row_json the original.
+    # The column holds the storable id (no NUL), as board results do; row_json the original, in
+    # its canonical text (made with the signed bytes).
+    rows = submission.bundle["results"]
+    texts = submission.row_texts or [canonical_text(row) for row in rows]
     fresh = [
-        (case_id, row)
-        for row in submission.bundle["results"]
+        (case_id, text)
+        for row, text in zip(rows, texts, strict=True)
         if (case_id := storable(row["case_id"])) not in stored
     ]
-    serialised = {case_id: json.dumps(row) for case_id, row in fresh}
+    serialised = dict(fresh)
     submission.evidence.stored()
     now = timezone.now()
     with transaction.atomic():
@@ -860,20 +898,35 @@ def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
 
 
 def _merged_rows(
-    session: RunSession, final_rows: list[dict], checkpointed: _Checkpointed | None = None
+    session: RunSession,
+    final_rows: list[dict],
+    checkpointed: _Checkpointed | None = None,
+    final_texts: list[str] | None = None,
 ) -> tuple[list[dict], bool, str | None]:
     """The merged rows; whether the checkpointed ones hold no prefixed token the final's own
     text scan did not read (each one the final sent again unchanged, or one pass over their
-    stored text finds none: recipes/secret_scan.py); and the rows' `json.dumps` when it comes
-    from that text (None: not made). `checkpointed`: the session's rows as read already."""
+    stored text finds none: recipes/secret_scan.py); and the rows' JSON text when it comes from
+    texts already made (None: not made). `checkpointed`: the session's rows as read already;
+    `final_texts`: the canonical text of each of the final's rows."""
+    sent = ", ".join(final_texts) if final_texts is not None else None
     if checkpointed is None:
         if not session.checkpoints:
-            return final_rows, True, None
+            return final_rows, True, _array_text(sent)
         checkpointed = _checkpointed(session, session.checkpoints)
     joined = checkpointed.joined
     if not joined:
-        return final_rows, True, None
-    # Each row_json is the board's own json.dumps of one row: joined as json.dumps joins list
+        return final_rows, True, _array_text(sent)
+    # The final resends its checkpointed rows first, unchanged (as pods do): their stored texts
+    # are then the start of the final's, up to a separator between two rows. Both are sequences
+    # of whole JSON values, so the stored ones are exactly the final's first rows, and the
+    # merged rows are the final's own (no row is parsed again).
+    if (
+        sent is not None
+        and sent.startswith(joined)
+        and sent[len(joined) : len(joined) + 2] in ("", ", ")
+    ):
+        return final_rows, True, _array_text(sent)
+    # Each row_json is the board's own JSON text of one row: joined as json.dumps joins list
     # items, they are the array's text, which parses as the rows and is stored as it is.
     rows = json.loads(f"[{joined}]")
     seen = {row["case_id"] for row in rows}
@@ -884,6 +937,10 @@ def _merged_rows(
     rows.extend(fresh)
     rows_json = "".join(["[", joined, *(", " + json.dumps(row) for row in fresh), "]"])
     return rows, resent or not json_may_hold_token(joined), rows_json
+
+
+def _array_text(items: str | None) -> str | None:
+    return None if items is None else f"[{items}]"
 
 
 FINAL_ATTEMPTS = 3
@@ -906,7 +963,7 @@ def _commit_final(submission: _Submission) -> Outcome:
         if current.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(current, submission)
         rows, checkpoints_clean, rows_json = _merged_rows(
-            current, submission.bundle["results"], checkpointed
+            current, submission.bundle["results"], checkpointed, submission.row_texts
         )
         # Scored, scanned and serialised before the transaction: its locks cover writes only.
         prepared = board_services.prepare_run(

@@ -4,6 +4,7 @@ import base64
 import binascii
 import hashlib
 import json
+import secrets
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -12,6 +13,27 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 def canonical_json(obj) -> bytes:
     """The signed bytes: Python's json.dumps with sorted keys, compact separators, ASCII, NaN allowed."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def canonical_text(value) -> str:
+    """One value's canonical JSON text (as `canonical_json` spells it inside a document)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def canonical_json_with_items(obj: dict, key: str) -> tuple[bytes, list[str] | None]:
+    """`canonical_json(obj)`, and the canonical text of each item of the list `obj[key]` (None
+    when it is not a non-empty list), made in the same pass: a list's canonical text is its
+    items' texts joined by commas in brackets, so the document is spliced from the texts of the
+    items and of the rest of `obj`, in which the list stands in for a random placeholder."""
+    items = obj.get(key)
+    if not isinstance(items, list) or not items:
+        return canonical_json(obj), None
+    texts = [canonical_text(item) for item in items]
+    placeholder = canonical_text(secrets.token_hex(16))
+    head, found, tail = canonical_text(obj | {key: placeholder[1:-1]}).partition(placeholder)
+    if not found or placeholder in tail:  # only a value sent with this very text: never by chance
+        return canonical_json(obj), None
+    return "".join([head, "[", ",".join(texts), "]", tail]).encode("utf-8"), texts
 
 
 def decode_public_key(public_key_b64: object) -> bytes | None:

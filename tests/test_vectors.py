@@ -12,7 +12,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from submissions.signing import canonical_json, decode_public_key, key_fingerprint, verify_signature
+from submissions.signing import (
+    canonical_json,
+    canonical_json_with_items,
+    canonical_text,
+    decode_public_key,
+    key_fingerprint,
+    verify_signature,
+)
 
 VECTORS_PATH = Path(__file__).resolve().parent / "fixtures" / "vectors.json"
 VECTORS = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))
@@ -57,6 +64,30 @@ def test_canonical_json_equals_the_published_bytes(vector):
 def test_canonical_json_keeps_floats_escapes_non_ascii_and_allows_nan():
     assert canonical_json({"b": 1.0, "a": "É"}) == b'{"a":"\\u00c9","b":1.0}'
     assert canonical_json({"s": float("nan")}) == b'{"s":NaN}'
+
+
+EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "examples"
+SPLICED = [
+    VECTORS["bundle"]["object"],
+    *(json.loads((EXAMPLES / name).read_text()) for name in ("text-final.json", "perf-final.json")),
+    {"results": [{"b": 1.5, "a": [float("nan"), "É\x00", None]}, 3, "x", [], {}], "a": "results"},
+    {"a": {"results": [1, 2]}, "results": [{"results": [0]}], "z": [{"y": 1, "x": 2}]},
+    {"results": [1]},
+]
+
+
+@pytest.mark.parametrize("bundle", SPLICED)
+def test_the_bytes_spliced_from_the_rows_texts_are_the_canonical_bytes(bundle):
+    message, texts = canonical_json_with_items(bundle, "results")
+    assert message == canonical_json(bundle)
+    assert texts == [canonical_text(row) for row in bundle["results"]]
+    assert [json.loads(text) for text in texts] == json.loads(canonical_json(bundle))["results"]
+
+
+@pytest.mark.parametrize("results", [None, [], "rows", {"a": 1}])
+def test_without_rows_to_splice_the_canonical_bytes_are_made_whole(results):
+    bundle = {"run_id": "r", "results": results}
+    assert canonical_json_with_items(bundle, "results") == (canonical_json(bundle), None)
 
 
 @pytest.mark.parametrize("vector", ["open_run", "bundle"])
