@@ -114,10 +114,12 @@ def prepare_run(
     bundle_sha256: str,
     model_output_clean: bool = False,
     rows_json: str | None = None,
+    rows_jsonb: str | None = None,
 ) -> PreparedRun:
     """The CPU half of recording a bundle: parse nothing again, read only the suite table, write
     nothing. `model_output_clean`: see `find_bundle_secrets`. `rows_json`: the rows' JSON text
-    when the caller already holds it (the rows are then not serialised again)."""
+    when the caller already holds it (the rows are then not serialised again); `rows_jsonb`:
+    their `rows_jsonb_text`, when made already (`rows_written_ahead`)."""
     extras = {
         k: v for k, v in bundle.items() if k not in ("results", "run_id", "run_nonce", "final")
     }
@@ -189,16 +191,17 @@ def prepare_run(
         recipe=normalise_recipe(bundle.get("recipe")),
         rows=rows,
         perf=summary,
-        rows_jsonb=_rows_jsonb_text(rows, rows_json)
-        if connection.vendor == "postgresql" and rows
-        else None,
+        rows_jsonb=rows_jsonb or rows_jsonb_text(rows, rows_json),
     )
 
 
-def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> tuple[Run, bool]:
+def commit_run(
+    prepared: PreparedRun, *, committed_at: datetime, rows_ahead: "RowsAhead | None" = None
+) -> tuple[Run, bool]:
     """The writing half: attach the run to its benchmark (locked from here to the end of the
-    transaction), write it, its rows in one statement and its cohorts, and the benchmark's
-    summary. Call inside the ingest transaction: a failure rolls the whole commit back.
+    transaction), write it, its rows in one statement (or, `rows_ahead`, under the id they were
+    written with already) and its cohorts, and the benchmark's summary. Call inside the ingest
+    transaction: a failure rolls the whole commit back.
 
     Returns the run, and whether it is exactly as a later read gives it (its manifest can be
     signed from it without reading it back): on PostgreSQL its INSERT returned the stored row;
@@ -211,7 +214,10 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> tuple[Run, b
     )
     benchmark, summarised = _benchmark_for(run, prepared, identity)
     run.benchmark = benchmark
-    stored = _insert_run_and_results(run, prepared.rows, prepared.rows_jsonb)
+    if rows_ahead is not None and rows_ahead.run_pk is not None:
+        stored = _insert_run(run, rows_ahead.run_pk)
+    else:
+        stored = _insert_run_and_results(run, prepared.rows, prepared.rows_jsonb)
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
@@ -439,9 +445,65 @@ def _insert_run_and_results(run: Run, rows: list[dict], text: str | None = None)
     return stored
 
 
+@dataclass
+class RowsAhead:
+    """A run's per-case rows written before the run itself (`rows_written_ahead`): `run_pk` is
+    the id drawn for them, known once the block is left (None: not written ahead)."""
+
+    run_pk: int | None = None
+
+
+@contextmanager
+def rows_written_ahead(rows_jsonb: str | None):
+    """Inside the ingest transaction, on PostgreSQL, for rows jsonb takes as they are: write the
+    per-case rows first, under a run id drawn from the runs' sequence, while the block runs (the
+    statement is sent at once and its answer read when the block is left: psycopg's pipeline
+    mode). The block's own work (scoring, scanning) then overlaps the biggest write of a
+    commit; `commit_run(…, rows_ahead=…)` writes the run under that id. Their foreign key is
+    checked at the commit, so the rows may come first. Elsewhere nothing is written ahead."""
+    ahead = RowsAhead()
+    if rows_jsonb is None or connection.vendor != "postgresql":
+        yield ahead
+        return
+    with sqlrows.bound_cursor() as cursor, connection.wrap_database_errors:
+        with connection.connection.pipeline():
+            cursor.execute(_rows_ahead_sql(), (list(Result.ROW_FIELDS), rows_jsonb))
+            yield ahead
+            ahead.run_pk = cursor.fetchone()[0]
+
+
+@cache
+def _rows_ahead_sql() -> str:
+    """The rows under a run id drawn for them, returning the id (written once)."""
+    runs, results = Run._meta.db_table, RESULTS_SELECT_SQL.format(run="drawn.id", runs="drawn, ")
+    return (
+        f"WITH drawn AS (SELECT nextval(pg_get_serial_sequence('{runs}', 'id')) AS id), "
+        f"results AS (INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
+        "SELECT id FROM drawn"
+    )
+
+
+def _insert_run(run: Run, pk: int) -> Run:
+    """The run under the id its rows were written with, read back as stored (PostgreSQL)."""
+    run_insert, params = sqlrows.insert(run, returning_row=True, with_pk=pk)
+    with sqlrows.bound_cursor() as cursor:
+        cursor.execute(run_insert, params)
+        stored = sqlrows.take(Run, cursor.fetchone())
+    sqlrows.saved_as(run, stored.pk)
+    return stored
+
+
+def rows_jsonb_text(rows: list[dict], known: str | None = None) -> str | None:
+    """On PostgreSQL, the rows' text for their one-statement write (`_rows_jsonb_text`); None
+    elsewhere or without rows."""
+    if connection.vendor != "postgresql" or not rows:
+        return None
+    return _rows_jsonb_text(rows, known)
+
+
 def _rows_jsonb_text(rows: list[dict], known: str | None = None) -> str | None:
     """The rows as JSON text jsonb takes as it is, or None (NaN, an infinity, a NUL). `known`:
-    `json.dumps(rows)` already made; used as it is when it spells no NaN or infinity at all."""
+    the rows' JSON text already made; used as it is when it spells no NaN or infinity at all."""
     if known is not None and "NaN" not in known and "Infinity" not in known:
         text = known
     else:

@@ -53,21 +53,22 @@ def take(model, row, start: int = 0):
     return model.from_db(db.alias, None, values)
 
 
-_inserts: dict[tuple[str, type, bool, bool], tuple[str, list]] = {}
+_inserts: dict[tuple[str, type, bool, bool, bool], tuple[str, list]] = {}
 
 
 def insert(
-    instance, *, ignore_conflicts: bool = False, returning_row: bool = False
+    instance, *, ignore_conflicts: bool = False, returning_row: bool = False, with_pk=None
 ) -> tuple[str, list]:
-    """The INSERT of an unsaved `instance` (primary key left to the database) as the ORM writes
-    it, RETURNING the primary key (or, `returning_row`, the whole row as stored, for `take`),
-    with ON CONFLICT DO NOTHING when asked: the SQL is written once per model, each value goes
-    through its field's pre_save and database preparation."""
+    """The INSERT of an unsaved `instance` (primary key left to the database, or `with_pk`) as
+    the ORM writes it, RETURNING the primary key (or, `returning_row`, the whole row as stored,
+    for `take`), with ON CONFLICT DO NOTHING when asked: the SQL is written once per model, each
+    value goes through its field's pre_save and database preparation."""
     model = type(instance)
-    key = (connection.vendor, model, ignore_conflicts, returning_row)
+    given = with_pk is not None
+    key = (connection.vendor, model, ignore_conflicts, returning_row, given)
     if key not in _inserts:
         meta = model._meta
-        fields = [field for field in meta.local_concrete_fields if field is not meta.pk]
+        fields = [field for field in meta.local_concrete_fields if given or field is not meta.pk]
         names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
         conflict = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
         _inserts[key] = (
@@ -79,6 +80,8 @@ def insert(
         )
     sql, fields = _inserts[key]
     db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: `connection` is a per-thread proxy
+    if given:
+        instance.pk = with_pk
     return sql, [field.get_db_prep_save(field.pre_save(instance, True), db) for field in fields]
 
 

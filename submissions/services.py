@@ -537,12 +537,14 @@ def admit_results(*, run_id: str, token: str | None, ip: str | None) -> RunSessi
 
 # One statement (written once: the ORM's compilation of the lookup cost more than the query):
 # the IP's rate count for this window; the session with its key; and, when the token's hash
-# matches and the IP is within its limit, the key's rate count. Every part reads one snapshot;
-# the counts are not flushed (config/durability.py).
+# matches and the IP is within its limit, the key's rate count. Every part reads one snapshot.
+# Prepared on the connection (config/sqlrows.py); the counts are not flushed: set_config(…, true)
+# is SET LOCAL for this one statement's implicit transaction (config/durability.py). Inside a
+# transaction (never on the request path) the counts simply join it.
 _COUNTERS = RateCounter._meta.db_table
-ADMIT_SQL = f"""
+_ADMIT_SQL = f"""
 WITH by_ip AS (
-    INSERT INTO {_COUNTERS} (scope, window_start, count) VALUES (%(ip_scope)s, %(window)s, 1)
+    INSERT INTO {_COUNTERS} (scope, window_start, count) {{source}}
     ON CONFLICT (scope, window_start) DO UPDATE SET count = {_COUNTERS}.count + 1
     RETURNING count
 ), by_key AS (
@@ -561,14 +563,20 @@ FROM (SELECT 1 AS one) AS one
 LEFT JOIN ({RunSession._meta.db_table} s JOIN {DeviceKey._meta.db_table} k ON k.id = s.key_id)
     ON s.run_id = %(run_id)s
 """
+ADMIT_SQL = {
+    False: _ADMIT_SQL.format(
+        source="SELECT %(ip_scope)s, %(window)s, 1 "
+        "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
+    ),
+    True: _ADMIT_SQL.format(source="VALUES (%(ip_scope)s, %(window)s, 1)"),
+}  # by whether a transaction is open
 
 
 def _admitted_and_counted(run_id: str, token_hash: str, ip_scope: str, ip_limit: int):
     window_start, now = _rate_window()
-    with connection.cursor() as cursor:
-        execute_unflushed(
-            cursor,
-            ADMIT_SQL,
+    with sqlrows.bound_cursor() as cursor:
+        cursor.execute(
+            ADMIT_SQL[connection.in_atomic_block],
             {
                 "ip_scope": ip_scope,
                 "ip_limit": ip_limit,
@@ -965,8 +973,8 @@ def _commit_final(submission: _Submission) -> Outcome:
         rows, checkpoints_clean, rows_json = _merged_rows(
             current, submission.bundle["results"], checkpointed, submission.row_texts
         )
-        # Scored, scanned and serialised before the transaction: its locks cover writes only.
-        prepared = board_services.prepare_run(
+        prepare = partial(
+            board_services.prepare_run,
             run_id=current.run_id,
             key_fingerprint=session.key.fingerprint,
             model=current.model,
@@ -978,11 +986,20 @@ def _commit_final(submission: _Submission) -> Outcome:
             model_output_clean=submission.model_output_clean and checkpoints_clean,
             rows_json=rows_json,
         )
+        # Scored, scanned and serialised before the transaction (its locks cover writes only);
+        # on PostgreSQL, inside it while the run's per-case rows are written, which takes no lock
+        # another commit waits for (`rows_written_ahead`).
+        rows_jsonb = board_services.rows_jsonb_text(rows, rows_json)
+        prepared = None if rows_jsonb else prepare()
         submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
             with transaction.atomic():
+                with board_services.rows_written_ahead(rows_jsonb) as rows_ahead:
+                    prepared = prepared or prepare(rows_jsonb=rows_jsonb)
                 now = timezone.now()
-                run, as_stored = board_services.commit_run(prepared, committed_at=now)
+                run, as_stored = board_services.commit_run(
+                    prepared, committed_at=now, rows_ahead=rows_ahead
+                )
                 job_sig = submission.job_sig or current.job_sig
                 key_status = _claim_session(current, submission.digest, job_sig, now)
                 if key_status is None:
