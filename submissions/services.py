@@ -16,6 +16,7 @@ import secrets
 import string
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -955,9 +956,10 @@ FINAL_ATTEMPTS = 3
 
 
 def _commit_final(submission: _Submission) -> Outcome:
-    """Record the run, then claim the session: the session row is locked only by the claim, at
-    the end of the transaction, so parsing and scoring never hold it. A checkpoint that lands
-    in between makes the claim miss; the rows are merged again."""
+    """Claim the session and record the run in one transaction: the session row is locked only
+    by the claim, sent with the run's rows once they are merged and parsed (parsing and merging
+    never hold it). A checkpoint that lands in between makes the claim miss; the rows are merged
+    again."""
     session = submission.session
     current = session  # read when the request was admitted; a stale read only misses the claim
     for attempt in range(FINAL_ATTEMPTS):
@@ -994,16 +996,19 @@ def _commit_final(submission: _Submission) -> Outcome:
         submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
             with transaction.atomic():
-                with board_services.rows_written_ahead(rows_jsonb) as rows_ahead:
-                    prepared = prepared or prepare(rows_jsonb=rows_jsonb)
                 now = timezone.now()
+                job_sig = submission.job_sig or current.job_sig
+                with board_services.rows_written_ahead(rows_jsonb) as rows_ahead:
+                    # The claim goes with the rows (on PostgreSQL one round trip for both, its
+                    # answer read once the run is prepared).
+                    claimed = _claim_session(current, submission.digest, job_sig, now)
+                    prepared = prepared or prepare(rows_jsonb=rows_jsonb)
+                    key_status = claimed()
+                if key_status is None:
+                    raise _SessionMoved
                 run, as_stored = board_services.commit_run(
                     prepared, committed_at=now, rows_ahead=rows_ahead
                 )
-                job_sig = submission.job_sig or current.job_sig
-                key_status = _claim_session(current, submission.digest, job_sig, now)
-                if key_status is None:
-                    raise _SessionMoved
                 # The board's signed manifest, version 1, commits with the run.
                 anchor_services.sign_at_commit(
                     run.run_id,
@@ -1030,15 +1035,19 @@ def _commit_final(submission: _Submission) -> Outcome:
     raise OperationalError("the session kept changing while its final was committed")
 
 
-def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -> str | None:
+def _claim_session(
+    current: RunSession, digest: str, job_sig: str | None, now
+) -> Callable[[], str | None]:
     """The claim, inside the commit's transaction: exactly one final wins a session (it must be
     live and hold the checkpoints its rows were merged from), and the (key, job_sig) constraint
-    makes a concurrent commit of the same job fail here (IntegrityError). The claimed session
-    records its final bundle, and its job's other live sessions are superseded. None when it
-    did not win; else the status of the run's key as read now (for the run's manifest).
+    makes a concurrent commit of the same job fail (IntegrityError). The claimed session records
+    its final bundle, and its job's other live sessions are superseded. Returns how to read the
+    outcome: None when it did not win; else the status of the run's key as read now (for the
+    run's manifest).
 
-    On PostgreSQL the three writes and the read are one statement (one round trip); elsewhere
-    four."""
+    On PostgreSQL the three writes and the read are one statement, sent at once: in a pipeline
+    (`board.services.rows_written_ahead`) its answer is read only when asked. Elsewhere four
+    statements, run at once."""
     live = [str(status) for status in LIVE_SESSION_STATUSES]
     if connection.vendor != "postgresql":
         claimed = RunSession.objects.filter(
@@ -1051,33 +1060,39 @@ def _claim_session(current: RunSession, digest: str, job_sig: str | None, now) -
             final_bundle_sha256=digest,
         )
         if claimed != 1:
-            return None
+            return lambda: None
         SessionBundle.objects.create(session=current, raw_id=digest, final=True)
         if job_sig:
             RunSession.objects.filter(
                 key_id=current.key_id, job_sig=job_sig, status__in=live
             ).exclude(pk=current.pk).update(status=SessionStatus.SUPERSEDED)
-        return _key_status(current.key.fingerprint)
+        key_status = _key_status(current.key.fingerprint)
+        return lambda: key_status
     # Data-modifying CTEs run on one snapshot; the superseded sessions are other rows than the
     # claimed one, and nothing is written unless the claim matched.
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(
-            CLAIM_SQL,
-            {
-                "committed": str(SessionStatus.COMMITTED),
-                "superseded": str(SessionStatus.SUPERSEDED),
-                "live": live,
-                "job_sig": job_sig,
-                "now": now,
-                "digest": digest,
-                "pk": current.pk,
-                "checkpoints": current.checkpoints,
-                "key_id": current.key_id,
-                "fingerprint": current.key.fingerprint,
-            },
-        )
-        claimed, key_status = cursor.fetchone()
-    return key_status if claimed == 1 else None
+    cursor = sqlrows.bound_cursor()
+    cursor.execute(
+        CLAIM_SQL,
+        {
+            "committed": str(SessionStatus.COMMITTED),
+            "superseded": str(SessionStatus.SUPERSEDED),
+            "live": live,
+            "job_sig": job_sig,
+            "now": now,
+            "digest": digest,
+            "pk": current.pk,
+            "checkpoints": current.checkpoints,
+            "key_id": current.key_id,
+            "fingerprint": current.key.fingerprint,
+        },
+    )
+
+    def outcome() -> str | None:
+        with cursor:
+            claimed, key_status = cursor.fetchone()
+        return key_status if claimed == 1 else None
+
+    return outcome
 
 
 def _key_status(fingerprint: str) -> str:
