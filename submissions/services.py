@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
+from functools import cache, partial
 from typing import NoReturn
 
 from django.conf import settings
@@ -487,7 +487,8 @@ class _Submission:
     evidence: "_Evidence"  # stored before anything refers to it
     job_sig: str | None
     context: dict = field(default_factory=dict)
-    model_output_clean: bool = False  # its text holds no prefixed token (recipes/secret_scan.py)
+    # Whether its text holds no prefixed token (recipes/secret_scan.py), read when first asked.
+    model_output_clean: Callable[[], bool] = lambda: False
     # The session's checkpointed rows as read with the duplicate check (count and joined JSON).
     checkpointed: "_Checkpointed | None" = None
     # The canonical JSON text of each of the bundle's rows, made with its signed bytes (None:
@@ -615,8 +616,10 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
         # bytes) is written before anything refers to it (`_prior`, `_Evidence.stored`), at the
         # latest when this returns.
         evidence = evidence or _Evidence(body)
-        # A final's secret scan reads its model output here, in one pass over the text.
-        clean = envelope.bundle.get("final") is True and not json_may_hold_token(data)
+        # A final's secret scan reads its model output in one pass over the text.
+        clean = _output_clean(
+            envelope.bundle.get("final") is True, data, now=body.size > HELD_WHILE_WRITTEN_BYTES
+        )
         del data
         if body.size > HELD_WHILE_WRITTEN_BYTES:
             evidence.stored()
@@ -626,8 +629,22 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
             evidence.stored()
 
 
+def _output_clean(final: bool, data, *, now: bool) -> Callable[[], bool]:
+    """Whether a final's text holds no prefixed token (`json_may_hold_token`): one pass over the
+    text, made at once (`now`: a big body, whose bytes are let go before it is worked on), or
+    when first asked (`_commit_final` asks while the run's rows are written)."""
+    if now:
+        clean = final and not json_may_hold_token(data)
+        return lambda: clean
+    return cache(lambda: final and not json_may_hold_token(data))
+
+
 def _submit_checked(
-    session: RunSession, evidence: "_Evidence", envelope, context: dict, model_output_clean: bool
+    session: RunSession,
+    evidence: "_Evidence",
+    envelope,
+    context: dict,
+    model_output_clean: Callable[[], bool],
 ) -> Outcome:
     run_id, bundle, digest = session.run_id, envelope.bundle, evidence.digest
     context["bundle_sha256"] = digest
@@ -985,14 +1002,17 @@ def _commit_final(submission: _Submission) -> Outcome:
             bundle=submission.bundle,
             rows=rows,
             bundle_sha256=submission.digest,
-            model_output_clean=submission.model_output_clean and checkpoints_clean,
             rows_json=rows_json,
         )
         # Scored, scanned and serialised before the transaction (its locks cover writes only);
         # on PostgreSQL, inside it while the run's per-case rows are written, which takes no lock
-        # another commit waits for (`rows_written_ahead`).
+        # another commit waits for (`rows_written_ahead`). The final's own text is scanned then.
         rows_jsonb = board_services.rows_jsonb_text(rows, rows_json)
-        prepared = None if rows_jsonb else prepare()
+        prepared = (
+            None
+            if rows_jsonb
+            else prepare(model_output_clean=checkpoints_clean and submission.model_output_clean())
+        )
         submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
             with transaction.atomic():
@@ -1002,7 +1022,10 @@ def _commit_final(submission: _Submission) -> Outcome:
                     # The claim goes with the rows (on PostgreSQL one round trip for both, its
                     # answer read once the run is prepared).
                     claimed = _claim_session(current, submission.digest, job_sig, now)
-                    prepared = prepared or prepare(rows_jsonb=rows_jsonb)
+                    prepared = prepared or prepare(
+                        rows_jsonb=rows_jsonb,
+                        model_output_clean=checkpoints_clean and submission.model_output_clean(),
+                    )
                     key_status = claimed()
                 if key_status is None:
                     raise _SessionMoved
