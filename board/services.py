@@ -4,6 +4,7 @@ rewriting a benchmark's summary whenever one of its runs changes (docs/trust-and
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -196,23 +197,25 @@ def prepare_run(
 
 
 def commit_run(
-    prepared: PreparedRun, *, committed_at: datetime, rows_ahead: "RowsAhead | None" = None
+    prepared: PreparedRun,
+    *,
+    committed_at: datetime,
+    rows_ahead: "RowsAhead | None" = None,
+    found: "Callable[[], _BenchmarkLookup] | None" = None,
 ) -> tuple[Run, bool]:
     """The writing half: attach the run to its benchmark (locked from here to the end of the
     transaction), write it, its rows in one statement (or, `rows_ahead`, under the id they were
     written with already) and its cohorts, and the benchmark's summary. Call inside the ingest
-    transaction: a failure rolls the whole commit back.
+    transaction: a failure rolls the whole commit back. `found`: the benchmark's lookup, sent
+    already (`look_up_benchmark`).
 
     Returns the run, and whether it is exactly as a later read gives it (its manifest can be
     signed from it without reading it back): on PostgreSQL its INSERT returned the stored row;
     SQLite keeps JSON as the text written."""
     run = prepared.run
     run.committed_at = committed_at
-    identity = BenchmarkIdentity(
-        weight_set=prepared.weight_set,
-        recipe_id=prepared.recipe.id if prepared.recipe is not None else None,
-    )
-    benchmark, summarised = _benchmark_for(run, prepared, identity)
+    found = found or look_up_benchmark(prepared, committed_at=committed_at)
+    benchmark, summarised = _benchmark_for(run, prepared, _identity(prepared), found())
     run.benchmark = benchmark
     if rows_ahead is not None and rows_ahead.run_pk is not None:
         stored = _insert_run(run, rows_ahead.run_pk)
@@ -660,17 +663,41 @@ def weight_set_of(bundle: dict, weights_hash: str) -> str:
     return "endpoint:" + digest[:32]
 
 
+def _identity(prepared: PreparedRun) -> BenchmarkIdentity:
+    return BenchmarkIdentity(
+        weight_set=prepared.weight_set,
+        recipe_id=prepared.recipe.id if prepared.recipe is not None else None,
+    )
+
+
+def _group_of(run: Run) -> str:
+    return run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
+
+
+def look_up_benchmark(
+    prepared: PreparedRun, *, committed_at: datetime
+) -> "Callable[[], _BenchmarkLookup]":
+    """What attaching the run to its benchmark needs to know (`_BenchmarkLookup`), sent at once
+    inside the commit's transaction; in a pipeline (`rows_written_ahead`) its answer is read
+    only when asked, by `commit_run(…, found=…)`."""
+    run = prepared.run
+    run.committed_at = committed_at
+    group = _group_of(run)
+    canonical = model_canonical_id(prepared.model_name, prepared.hf_repo)
+    public_id = _public_id(run.key_fingerprint, group)
+    return _BenchmarkLookup.send(
+        run, group, canonical, prepared.spec.slug, _identity(prepared), public_id
+    )
+
+
 def _benchmark_for(
-    run: Run, prepared: PreparedRun, identity: BenchmarkIdentity
+    run: Run, prepared: PreparedRun, identity: BenchmarkIdentity, found: "_BenchmarkLookup"
 ) -> tuple[Benchmark, bool]:
     """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
     this transaction so concurrent commits of one job rewrite its summary one after the other,
     and whether this transaction inserted it with its summary. A run of the same group with
     other weights or another recipe starts its own benchmark."""
-    group = run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
-    canonical = model_canonical_id(prepared.model_name, prepared.hf_repo)
-    public_id = _public_id(run.key_fingerprint, group)
-    found = _BenchmarkLookup.run(run, group, canonical, prepared.spec.slug, identity, public_id)
+    group = _group_of(run)
     if found.existing_id is not None:
         return _locked_benchmark(found.existing_id), False
     if found.resumed_id is not None:
@@ -716,7 +743,7 @@ class _BenchmarkLookup:
     run_flagged: bool
 
     @classmethod
-    def run(
+    def send(
         cls,
         run: Run,
         group: str,
@@ -724,7 +751,7 @@ class _BenchmarkLookup:
         slug: str,
         identity: BenchmarkIdentity,
         public_id: str,
-    ) -> "_BenchmarkLookup":
+    ) -> "Callable[[], _BenchmarkLookup]":
         recipe_known = identity.recipe_id is not None
         suite_known = run.suite_id is not None
         recipe = [identity.recipe_id] if recipe_known else []
@@ -756,20 +783,25 @@ class _BenchmarkLookup:
             slug,
             identity.recipe_id or "",
         ]
-        with sqlrows.bound_cursor() as cursor:
-            cursor.execute(_lookup_sql(recipe_known, suite_known), params)
-            row = cursor.fetchone()
-        class_at = 5 + sqlrows.width(BenchModel)
-        recipe_at = class_at + sqlrows.width(HardwareClass)
-        return cls(
-            model=sqlrows.take(BenchModel, row, 5),
-            hardware_class=sqlrows.take(HardwareClass, row, class_at),
-            recipe=sqlrows.take(Recipe, row, recipe_at),
-            existing_id=row[0],
-            resumed_id=row[1] if row[1] is not None and not row[2] else None,
-            benchmark_flagged=bool(row[3]),
-            run_flagged=bool(row[4]),
-        )
+        cursor = sqlrows.bound_cursor()
+        cursor.execute(_lookup_sql(recipe_known, suite_known), params)
+
+        def answer() -> _BenchmarkLookup:
+            with cursor:
+                row = cursor.fetchone()
+            class_at = 5 + sqlrows.width(BenchModel)
+            recipe_at = class_at + sqlrows.width(HardwareClass)
+            return cls(
+                model=sqlrows.take(BenchModel, row, 5),
+                hardware_class=sqlrows.take(HardwareClass, row, class_at),
+                recipe=sqlrows.take(Recipe, row, recipe_at),
+                existing_id=row[0],
+                resumed_id=row[1] if row[1] is not None and not row[2] else None,
+                benchmark_flagged=bool(row[3]),
+                run_flagged=bool(row[4]),
+            )
+
+        return answer
 
 
 @cache

@@ -1019,18 +1019,19 @@ def _commit_final(submission: _Submission) -> Outcome:
                 now = timezone.now()
                 job_sig = submission.job_sig or current.job_sig
                 with board_services.rows_written_ahead(rows_jsonb) as rows_ahead:
-                    # The claim goes with the rows (on PostgreSQL one round trip for both, its
-                    # answer read once the run is prepared).
+                    # The claim goes with the rows, and the run's benchmark lookup once the run
+                    # is prepared (on PostgreSQL one round trip for the three).
                     claimed = _claim_session(current, submission.digest, job_sig, now)
                     prepared = prepared or prepare(
                         rows_jsonb=rows_jsonb,
                         model_output_clean=checkpoints_clean and submission.model_output_clean(),
                     )
+                    found = board_services.look_up_benchmark(prepared, committed_at=now)
                     key_status = claimed()
                 if key_status is None:
                     raise _SessionMoved
                 run, as_stored = board_services.commit_run(
-                    prepared, committed_at=now, rows_ahead=rows_ahead
+                    prepared, committed_at=now, rows_ahead=rows_ahead, found=found
                 )
                 # The board's signed manifest, version 1, commits with the run.
                 anchor_services.sign_at_commit(

@@ -94,7 +94,7 @@ def benchmark_rows_read(sql: str, params: list) -> int:
 
 
 def lookup_params(run: Run, recipe_id: str) -> list:
-    """The parameters `_BenchmarkLookup.run` passes, captured from the statement it runs."""
+    """The parameters `_BenchmarkLookup.send` passes, captured from the statement it runs."""
     seen = []
 
     def capture(execute, sql, params, many, context):
@@ -102,22 +102,22 @@ def lookup_params(run: Run, recipe_id: str) -> list:
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(capture):
-        _BenchmarkLookup.run(
+        _BenchmarkLookup.send(
             run,
             run.job_group,
             "org/m",
             "box",
             BenchmarkIdentity(WEIGHTS, recipe_id),
             "pub000000001",
-        )
+        )()
     return seen[0]
 
 
 def test_the_job_groups_benchmark_is_found_reading_only_it(crowd):
     run = a_run("mine000000000001", "job")
-    found = _BenchmarkLookup.run(
+    found = _BenchmarkLookup.send(
         run, "job", "org/m", "box", BenchmarkIdentity(WEIGHTS, crowd["recipe"].pk), "pub000000001"
-    )
+    )()
 
     assert found.existing_id == crowd["grouped"].pk
     assert (found.model.canonical_id, found.hardware_class.slug) == ("org/m", "box")
@@ -127,14 +127,14 @@ def test_the_job_groups_benchmark_is_found_reading_only_it(crowd):
 
 def test_a_resumed_job_finds_the_keys_latest_benchmark_reading_only_the_keys(crowd):
     run = a_run("mine000000000001", "second-group")
-    found = _BenchmarkLookup.run(
+    found = _BenchmarkLookup.send(
         run,
         "second-group",
         "org/m",
         "box",
         BenchmarkIdentity(WEIGHTS, crowd["recipe"].pk),
         "pub000000001",
-    )
+    )()
 
     assert (found.existing_id, found.resumed_id) == (None, crowd["grouped"].pk)
     read = benchmark_rows_read(_lookup_sql(True, True), lookup_params(run, crowd["recipe"].pk))
