@@ -215,11 +215,14 @@ def commit_run(
     run = prepared.run
     run.committed_at = committed_at
     found = found or look_up_benchmark(prepared, committed_at=committed_at)
-    benchmark, summarised = _benchmark_for(run, prepared, _identity(prepared), found())
+    ahead = rows_ahead if rows_ahead is not None and rows_ahead.run_pk is not None else None
+    benchmark, summarised, stored = _benchmark_for(
+        run, prepared, _identity(prepared), found(), ahead
+    )
     run.benchmark = benchmark
-    if rows_ahead is not None and rows_ahead.run_pk is not None:
-        stored = _insert_run(run, rows_ahead.run_pk)
-    else:
+    if stored is None and ahead is not None:  # else written with its new benchmark
+        stored = _insert_run(run, ahead.run_pk)
+    elif stored is None:
         stored = _insert_run_and_results(run, prepared.rows, prepared.rows_jsonb)
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
@@ -451,9 +454,12 @@ def _insert_run_and_results(run: Run, rows: list[dict], text: str | None = None)
 @dataclass
 class RowsAhead:
     """A run's per-case rows written before the run itself (`rows_written_ahead`): `run_pk` is
-    the id drawn for them, known once the block is left (None: not written ahead)."""
+    the id drawn for them, known once the block is left (None: not written ahead), and
+    `benchmark_pk` one drawn for the run's benchmark, should it be a new one (`_new_benchmark`
+    then writes both in one statement)."""
 
     run_pk: int | None = None
+    benchmark_pk: int | None = None
 
 
 @contextmanager
@@ -472,17 +478,20 @@ def rows_written_ahead(rows_jsonb: str | None):
         with connection.connection.pipeline():
             cursor.execute(_rows_ahead_sql(), (list(Result.ROW_FIELDS), rows_jsonb))
             yield ahead
-            ahead.run_pk = cursor.fetchone()[0]
+            ahead.run_pk, ahead.benchmark_pk = cursor.fetchone()
 
 
 @cache
 def _rows_ahead_sql() -> str:
-    """The rows under a run id drawn for them, returning the id (written once)."""
+    """The rows under a run id drawn for them, returning the id and one drawn for a benchmark
+    (written once)."""
     runs, results = Run._meta.db_table, RESULTS_SELECT_SQL.format(run="drawn.id", runs="drawn, ")
+    benchmarks = Benchmark._meta.db_table
     return (
-        f"WITH drawn AS (SELECT nextval(pg_get_serial_sequence('{runs}', 'id')) AS id), "
+        f"WITH drawn AS (SELECT nextval(pg_get_serial_sequence('{runs}', 'id')) AS id, "
+        f"nextval(pg_get_serial_sequence('{benchmarks}', 'id')) AS benchmark_id), "
         f"results AS (INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
-        "SELECT id FROM drawn"
+        "SELECT id, benchmark_id FROM drawn"
     )
 
 
@@ -691,18 +700,24 @@ def look_up_benchmark(
 
 
 def _benchmark_for(
-    run: Run, prepared: PreparedRun, identity: BenchmarkIdentity, found: "_BenchmarkLookup"
-) -> tuple[Benchmark, bool]:
+    run: Run,
+    prepared: PreparedRun,
+    identity: BenchmarkIdentity,
+    found: "_BenchmarkLookup",
+    ahead: "RowsAhead | None" = None,
+) -> tuple[Benchmark, bool, Run | None]:
     """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
     this transaction so concurrent commits of one job rewrite its summary one after the other,
     and whether this transaction inserted it with its summary. A run of the same group with
-    other weights or another recipe starts its own benchmark."""
+    other weights or another recipe starts its own benchmark. With `ahead` (the run's rows
+    written already), a new benchmark is written with the run itself: the run as stored is
+    returned then (None otherwise: the caller writes it)."""
     group = _group_of(run)
     if found.existing_id is not None:
-        return _locked_benchmark(found.existing_id), False
+        return _locked_benchmark(found.existing_id), False, None
     if found.resumed_id is not None:
         _link_group(run.key_fingerprint, group, Benchmark(pk=found.resumed_id))
-        return _locked_benchmark(found.resumed_id), False
+        return _locked_benchmark(found.resumed_id), False, None
     bench_model = found.model or model_for(
         prepared.model_name, prepared.hf_repo, frontier=run.target_class == "remote_api"
     )
@@ -710,15 +725,15 @@ def _benchmark_for(
     # The recipe's row, created on first sight (docs/recipes.md).
     recipe = found.recipe or recipe_of(prepared.recipe, seen_at=run.committed_at)
     run.flagged = found.run_flagged
-    benchmark, created = _new_benchmark(
-        run, group, bench_model, hardware_class, recipe, identity, found.benchmark_flagged
+    benchmark, created, stored = _new_benchmark(
+        run, group, bench_model, hardware_class, recipe, identity, found.benchmark_flagged, ahead
     )
     if created:
         # Inserted (and linked to the group) by this transaction with its summary: no other
         # sees it before the commit, so it needs no lock.
-        return benchmark, True
+        return benchmark, True, stored
     _link_group(run.key_fingerprint, group, benchmark)
-    return _locked_benchmark(benchmark.pk), False
+    return _locked_benchmark(benchmark.pk), False, stored
 
 
 def _public_id(key_fingerprint: str, group: str, *identity: str) -> str:
@@ -879,12 +894,18 @@ def _new_benchmark(
     recipe: Recipe | None,
     identity: BenchmarkIdentity,
     flagged: bool,
-) -> tuple[Benchmark, bool]:
+    ahead: "RowsAhead | None" = None,
+) -> tuple[Benchmark, bool, Run | None]:
     """A new benchmark of the run, inserted with its summary of that one run (`flagged`: a
     moderator's flag on its first public id), and whether this call inserted it: when its
     public id is taken by a benchmark of the same key and identity (a concurrent commit of this
     job), that one, unlocked and unsummarised. The second public id (a second weight set or
-    recipe within the group) is summarised once inserted."""
+    recipe within the group) is summarised once inserted.
+
+    With `ahead`, the first INSERT writes the run too, under the ids drawn with its rows (one
+    statement): the run as stored is returned, pointed at the benchmark it ends up in (its
+    foreign key is checked at the commit). Otherwise None: the caller writes the run."""
+    stored = None
     for seed in ((), (identity.weight_set, identity.recipe_id or "")):
         public_id = _public_id(run.key_fingerprint, group, *seed)
         created = Benchmark(
@@ -900,14 +921,60 @@ def _new_benchmark(
         )
         if not seed:
             _summarise(created, [run])
-        if _insert_unless_taken(created, job_group=group):
+        if ahead is not None and not seed:
+            inserted, stored = _insert_with_run(created, group, run, ahead)
+        else:
+            inserted = _insert_unless_taken(created, job_group=group)
+        if inserted:
             if seed:
                 refresh_benchmark(created.pk, locked=created, runs=[run])
-            return created, True
+            return created, True, _pointed_at(stored, created)
         taken = Benchmark.objects.get(public_id=public_id)
         if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
-            return taken, False  # a concurrent commit of this job created it first
+            # A concurrent commit of this job created it first.
+            return taken, False, _pointed_at(stored, taken)
     raise IntegrityError(f"no free public id for {run.key_fingerprint}:{group}")
+
+
+def _insert_with_run(
+    benchmark: Benchmark, group: str, run: Run, ahead: "RowsAhead"
+) -> tuple[bool, Run]:
+    """`_insert_unless_taken` of a new benchmark under the id drawn for it, with the run's
+    INSERT pointing at that id in the same statement (PostgreSQL). Whether the benchmark was
+    inserted, and the run as stored (pointing at the drawn id even when it was not)."""
+    sql, params = sqlrows.insert(benchmark, ignore_conflicts=True, with_pk=ahead.benchmark_pk)
+    run.benchmark = benchmark
+    run_sql, run_params = sqlrows.insert(run, returning_row=True, with_pk=ahead.run_pk)
+    with sqlrows.bound_cursor() as cursor:
+        cursor.execute(
+            _benchmark_and_run_sql(sql, run_sql),
+            (*params, benchmark.key_fingerprint, group, *run_params),
+        )
+        row = cursor.fetchone()
+    stored = sqlrows.take(Run, row, 1)
+    sqlrows.saved_as(run, stored.pk)
+    if row[0] is None:
+        return False, stored
+    sqlrows.saved_as(benchmark, row[0])
+    return True, stored
+
+
+@cache
+def _benchmark_and_run_sql(benchmark_insert: str, run_insert: str) -> str:
+    return (
+        f"WITH inserted AS ({benchmark_insert}), linked AS ("
+        f"INSERT INTO {BenchmarkGroup._meta.db_table} (key_fingerprint, job_group, benchmark_id) "
+        "SELECT %s, %s, id FROM inserted ON CONFLICT DO NOTHING), "
+        f"written AS ({run_insert}) SELECT (SELECT id FROM inserted), written.* FROM written"
+    )
+
+
+def _pointed_at(stored: Run | None, benchmark: Benchmark) -> Run | None:
+    """The run written with a benchmark that was not inserted, pointed at the one it joins."""
+    if stored is not None and stored.benchmark_id != benchmark.pk:
+        Run.objects.filter(pk=stored.pk).update(benchmark=benchmark)
+        stored.benchmark = benchmark
+    return stored
 
 
 def _link_group(key_fingerprint: str, job_group: str, benchmark: Benchmark) -> None:
