@@ -46,7 +46,7 @@ from board.quality import score_agentic, score_text_run
 from board.suites import SuiteFacts, current_text_suites, suite_named
 from config import sqlrows
 from config.after_answer import publish_after_answer
-from config.durability import execute_unflushed
+from config.durability import run_unflushed
 from recipes.argv import option_value
 from recipes.commands import VLLM_ENGINES, assemble_commands
 from recipes.images import offered_image
@@ -1389,11 +1389,8 @@ def bump_generation() -> None:
     """A new generation number (in the database, and in the shared cache when there is one):
     every answer cached under the old one is stale."""
     table = BoardGeneration._meta.db_table
-    with connection.cursor() as cursor:  # the commit it follows is flushed already
-        execute_unflushed(
-            cursor, f"UPDATE {table} SET number = number + 1 WHERE id = 1 RETURNING id"
-        )
-        updated = cursor.fetchone()
+    # The commit it follows is flushed already.
+    updated = run_unflushed(f"UPDATE {table} SET number = number + 1 WHERE id = 1", returning="id")
     if not updated:
         BoardGeneration.objects.get_or_create(pk=1, defaults={"number": fresh_generation()})
     advance_shared_generation()

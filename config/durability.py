@@ -31,6 +31,24 @@ def execute_unflushed(cursor, sql: str, params=None) -> None:
     cursor.execute(sql, params)
 
 
+SET_UNFLUSHED = "set_config('synchronous_commit', 'off', true)"
+
+
+def run_unflushed(statement: str, params=(), *, returning: str = "") -> tuple | None:
+    """One statement written once, unflushed as `execute_unflushed` runs it, through
+    `sqlrows.bound_cursor` (prepared on PostgreSQL, its parameters apart). Outside a transaction
+    the setting rides in the statement's RETURNING list: set_config(…, true) is SET LOCAL for
+    its implicit transaction, so no second statement is needed. `returning`: the statement's own
+    RETURNING list, whose first row is returned (None without one)."""
+    unflushed = connection.vendor == "postgresql" and not connection.in_atomic_block
+    items = [item for item in (returning, SET_UNFLUSHED if unflushed else "") if item]
+    sql = f"{statement} RETURNING {', '.join(items)}" if items else statement
+    with sqlrows.bound_cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone() if returning else None
+    return row[:-1] if row is not None and unflushed else row  # without the setting's value
+
+
 def insert_unflushed(table: str, values: dict, *, conflict: str) -> None:
     """`INSERT INTO table … ON CONFLICT (conflict) DO NOTHING` of one row, unflushed as
     `execute_unflushed` does, for values that are large bytes.

@@ -37,7 +37,7 @@ from board.models import Run, Verification
 from config import sqlrows
 from config.after_answer import publish_after_answer
 from config.api_errors import Reason
-from config.durability import execute_unflushed, insert_unflushed
+from config.durability import execute_unflushed, insert_unflushed, run_unflushed
 from recipes.secret_scan import json_may_hold_token
 from submissions import tasks
 from submissions.blobstore import blob_store
@@ -1213,10 +1213,23 @@ def log_attempt(
         "note": storable(note)[:2000],
         "bundle_sha256": bundle_sha256,
     }
-    table = IngestLogEntry._meta.db_table
-    with connection.cursor() as cursor:  # flushed by the next commit; no rollback undoes it
-        execute_unflushed(
-            cursor,
-            f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join(['%s'] * len(row))})",
-            list(row.values()),
-        )
+    # Flushed by the next commit; no rollback undoes it.
+    run_unflushed(_LOG_SQL, [row[column] for column in _LOG_COLUMNS])
+
+
+_LOG_COLUMNS = (
+    "created_at",
+    "route",
+    "status",
+    "reason",
+    "run_id",
+    "key_fingerprint",
+    "bytes",
+    "client_ip",
+    "note",
+    "bundle_sha256",
+)
+_LOG_SQL = (
+    f"INSERT INTO {IngestLogEntry._meta.db_table} ({', '.join(_LOG_COLUMNS)}) "
+    f"VALUES ({', '.join(['%s'] * len(_LOG_COLUMNS))})"
+)
