@@ -495,6 +495,37 @@ def _rows_ahead_sql() -> str:
     )
 
 
+@contextmanager
+def rows_checked_meanwhile():
+    """Inside the commit's transaction once the run is written, on PostgreSQL: the foreign key of
+    its per-case rows is checked by the database while the block runs (pipeline mode; the block
+    then reads an answer only when it needs one), not at the commit, which then only flushes.
+    The constraint is deferred again after, as the next commit of the transaction expects (rows
+    written ahead of their run). Elsewhere the check stays at the commit."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    name = connection.ops.quote_name(_results_run_constraint())
+    with sqlrows.bound_cursor() as cursor, connection.wrap_database_errors:
+        with connection.connection.pipeline():
+            cursor.execute(f"SET CONSTRAINTS {name} IMMEDIATE")
+            yield
+            cursor.execute(f"SET CONSTRAINTS {name} DEFERRED")
+
+
+@cache
+def _results_run_constraint() -> str:
+    """The name of the per-case rows' foreign key to their run (named by the migration)."""
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, Result._meta.db_table)
+    [name] = [
+        name
+        for name, constraint in constraints.items()
+        if constraint["foreign_key"] == (Run._meta.db_table, "id")
+    ]
+    return name
+
+
 def _insert_run(run: Run, pk: int) -> Run:
     """The run under the id its rows were written with, read back as stored (PostgreSQL)."""
     run_insert, params = sqlrows.insert(run, returning_row=True, with_pk=pk)

@@ -1033,13 +1033,15 @@ def _commit_final(submission: _Submission) -> Outcome:
                 run, as_stored = board_services.commit_run(
                     prepared, committed_at=now, rows_ahead=rows_ahead, found=found
                 )
-                # The board's signed manifest, version 1, commits with the run.
-                anchor_services.sign_at_commit(
-                    run.run_id,
-                    benchmark=run.benchmark,
-                    committed=run if as_stored else None,
-                    key_status=key_status,
-                )
+                # The board's signed manifest, version 1, commits with the run; it is made
+                # while the database checks the run's rows against it.
+                with board_services.rows_checked_meanwhile():
+                    anchor_services.sign_at_commit(
+                        run.run_id,
+                        benchmark=run.benchmark,
+                        committed=run if as_stored else None,
+                        key_status=key_status,
+                    )
                 if run.verification == Verification.PENDING:
                     transaction.on_commit(
                         partial(publish_after_answer, tasks.verify_weights, run.run_id)
