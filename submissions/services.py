@@ -494,6 +494,17 @@ class _Submission:
     # The canonical JSON text of each of the bundle's rows, made with its signed bytes (None:
     # not made).
     row_texts: list[str] | None = None
+    # Whether `bundle` passed the schema and the board's rules (a final's check may wait until its
+    # rows are being written: `checked`).
+    is_checked: bool = True
+
+    def checked(self) -> dict:
+        """The bundle as the schema normalises it, checked once (SchemaError, BundleRuleError:
+        refused, by `_submit_checked`)."""
+        if not self.is_checked:
+            self.bundle = _validated(self.session.board, self.bundle)
+            self.is_checked = True
+        return self.bundle
 
     @property
     def digest(self) -> str:
@@ -694,14 +705,7 @@ def _submit_checked(
     if prior.duplicate_of is not None:
         evidence.stored()
         return _duplicate(prior.duplicate_of, context)
-    try:
-        parsed, bundle = normalise_bundle(bundle, board=session.board)
-        board_services.check_bundle(board=session.board, bundle=bundle)
-    except (SchemaError, board_services.BundleRuleError) as exc:
-        # Kept for review but never counted against the key: a format bug of one pod release
-        # must not revoke every honest pod running it (docs/protocol.md).
-        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), evidence)
-        raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
+    final = bundle.get("final") is True
     submission = _Submission(
         session,
         bundle,
@@ -711,11 +715,21 @@ def _submit_checked(
         model_output_clean,
         prior.checkpointed,
         row_texts,
+        # A final whose rows can be merged as sent is checked while they are written (the
+        # check is the same, and refuses the same: nothing commits before it passes).
+        is_checked=not (final and _mergeable(bundle)),
     )
     try:
-        if parsed.final:
+        if submission.is_checked:
+            submission.bundle = _validated(session.board, bundle)
+        if final:
             return _commit_final(submission)
         return _record_checkpoint(submission)
+    except (SchemaError, board_services.BundleRuleError) as exc:
+        # Kept for review but never counted against the key: a format bug of one pod release
+        # must not revoke every honest pod running it (docs/protocol.md).
+        _quarantine(session, Reason.SCHEMA_INVALID, str(exc), evidence)
+        raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
     except Refusal as refusal:
         if refusal.reason == Reason.REPLAY_NONCE:
             _refuse_forgery(session, Reason.REPLAY_NONCE, refusal.note, evidence, close=False)
@@ -727,6 +741,23 @@ def _submit_checked(
         note = f"the database cannot store a value of this bundle ({_first_line(exc)})"
         _quarantine(session, Reason.SCHEMA_INVALID, note, evidence)
         raise Refusal(Reason.SCHEMA_INVALID, note, **context) from None
+
+
+def _validated(board: str, bundle: dict) -> dict:
+    """The bundle as the schema normalises it, once it passes the schema and the board's rules
+    (SchemaError, BundleRuleError otherwise)."""
+    _parsed, bundle = normalise_bundle(bundle, board=board)
+    board_services.check_bundle(board=board, bundle=bundle)
+    return bundle
+
+
+def _mergeable(bundle: dict) -> bool:
+    """Whether a final's rows can be merged with its checkpointed ones before the schema checks
+    them: a list of objects, each with a text case id."""
+    rows = bundle.get("results")
+    return isinstance(rows, list) and all(
+        isinstance(row, dict) and isinstance(row.get("case_id"), str) for row in rows
+    )
 
 
 def _signature_check(public_key: str, signature, bundle: dict) -> tuple[bool, list[str] | None]:
@@ -988,6 +1019,7 @@ def _commit_final(submission: _Submission) -> Outcome:
             checkpointed = submission.checkpointed
             current.checkpoints = checkpointed.checkpoints
         if current.status not in LIVE_SESSION_STATUSES:
+            submission.checked()  # the schema is answered before the session's state
             return _answer_closed_session(current, submission)
         rows, checkpoints_clean, rows_json = _merged_rows(
             current, submission.bundle["results"], checkpointed, submission.row_texts
@@ -999,7 +1031,6 @@ def _commit_final(submission: _Submission) -> Outcome:
             model=current.model,
             board=current.board,
             suite_id=current.suite_id,
-            bundle=submission.bundle,
             rows=rows,
             bundle_sha256=submission.digest,
             rows_json=rows_json,
@@ -1011,7 +1042,10 @@ def _commit_final(submission: _Submission) -> Outcome:
         prepared = (
             None
             if rows_jsonb
-            else prepare(model_output_clean=checkpoints_clean and submission.model_output_clean())
+            else prepare(
+                bundle=submission.checked(),
+                model_output_clean=checkpoints_clean and submission.model_output_clean(),
+            )
         )
         submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
@@ -1019,10 +1053,14 @@ def _commit_final(submission: _Submission) -> Outcome:
                 now = timezone.now()
                 job_sig = submission.job_sig or current.job_sig
                 with board_services.rows_written_ahead(rows_jsonb) as rows_ahead:
+                    # The schema's check of the bundle (unless made already) comes first: it
+                    # answers before anything the database might say of values it refuses.
+                    bundle = submission.checked()
                     # The claim goes with the rows, and the run's benchmark lookup once the run
                     # is prepared (on PostgreSQL one round trip for the three).
                     claimed = _claim_session(current, submission.digest, job_sig, now)
                     prepared = prepared or prepare(
+                        bundle=bundle,
                         rows_jsonb=rows_jsonb,
                         model_output_clean=checkpoints_clean and submission.model_output_clean(),
                     )
