@@ -1254,22 +1254,13 @@ def log_attempt(
         "bundle_sha256": bundle_sha256,
     }
     # Flushed by the next commit; no rollback undoes it.
-    run_unflushed(_LOG_SQL, [row[column] for column in _LOG_COLUMNS])
+    run_unflushed(_log_sql(tuple(row)), list(row.values()))
 
 
-_LOG_COLUMNS = (
-    "created_at",
-    "route",
-    "status",
-    "reason",
-    "run_id",
-    "key_fingerprint",
-    "bytes",
-    "client_ip",
-    "note",
-    "bundle_sha256",
-)
-_LOG_SQL = (
-    f"INSERT INTO {IngestLogEntry._meta.db_table} ({', '.join(_LOG_COLUMNS)}) "
-    f"VALUES ({', '.join(['%s'] * len(_LOG_COLUMNS))})"
-)
+@cache
+def _log_sql(columns: tuple[str, ...]) -> str:
+    """The ingest log's INSERT, written once."""
+    return (
+        f"INSERT INTO {IngestLogEntry._meta.db_table} ({', '.join(columns)}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))})"
+    )
