@@ -467,9 +467,10 @@ def rows_written_ahead(rows_jsonb: str | None):
     """Inside the ingest transaction, on PostgreSQL, for rows jsonb takes as they are: write the
     per-case rows first, under a run id drawn from the runs' sequence, while the block runs (the
     statement is sent at once and its answer read when the block is left: psycopg's pipeline
-    mode). The block's own work (scoring, scanning) then overlaps the biggest write of a
-    commit; `commit_run(…, rows_ahead=…)` writes the run under that id. Their foreign key is
-    checked at the commit, so the rows may come first. Elsewhere nothing is written ahead."""
+    mode). The block's own work (the schema's check, scoring, scanning) then overlaps the
+    biggest write of a commit; `commit_run(…, rows_ahead=…)` writes the run under that id. Their
+    foreign key is deferred (checked once the run is in: `rows_checked_meanwhile`), so the rows
+    may come first. Elsewhere nothing is written ahead."""
     ahead = RowsAhead()
     if rows_jsonb is None or connection.vendor != "postgresql":
         yield ahead
