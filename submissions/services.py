@@ -666,17 +666,15 @@ def _submit_checked(
             status=SessionStatus.QUARANTINED
         )
         raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
-    # The signature is checked on another thread while this one reads what the board holds
-    # already for the bundle (`_prior`, one round trip); each waits for the other's answer only
-    # when it needs it, and the refusals keep their order.
-    signature = _threads("signature").submit(
-        _signature_check, session.key.public_key, envelope.signature, bundle
-    )
+    # The signature is checked while this thread reads what the board holds already for the
+    # bundle (`_prior`, one round trip); each waits for the other's answer only when it needs
+    # it, and the refusals keep their order.
+    signature = _signature_checked(session, envelope, evidence.body.size)
     job_sig = bundle.get("job_sig")
     # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
     job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
     prior = _prior(session, job_sig, evidence, final=bundle.get("final") is True)
-    signed, row_texts = signature.result()
+    signed, row_texts = signature()
     if not signed:
         _refuse_forgery(
             session,
@@ -760,10 +758,39 @@ def _mergeable(bundle: dict) -> bool:
     )
 
 
-def _signature_check(public_key: str, signature, bundle: dict) -> tuple[bool, list[str] | None]:
+def _signature_checked(
+    session: RunSession, envelope, size: int
+) -> Callable[[], tuple[bool, list[str] | None]]:
+    """`_signature_check` of a results body, on another thread for a body up to
+    HELD_WHILE_WRITTEN_BYTES; a bigger one is checked at once on this thread: its canonical
+    copies, made elsewhere, would stay in that thread's memory arena and raise the worker's peak
+    by the body's size (the overlap saves a round trip, nothing at that size)."""
+    check = partial(
+        _signature_check,
+        session.key.public_key,
+        envelope.signature,
+        envelope.bundle,
+        splice=size <= HELD_WHILE_WRITTEN_BYTES,
+    )
+    if size > HELD_WHILE_WRITTEN_BYTES:
+        answer = check()
+        return lambda: answer
+    return _threads("signature").submit(check).result
+
+
+def _signature_check(
+    public_key: str, signature, bundle: dict, *, splice: bool
+) -> tuple[bool, list[str] | None]:
     """Whether the signature verifies over the bundle's canonical bytes, and the canonical text
-    of each of its rows (made with those bytes)."""
-    message, row_texts = canonical_json_with_items(bundle, "results")
+    of each of its rows: made with those bytes (`splice`), or apart from them for a big body,
+    whose rows are a small part of it and whose spliced copy would raise the worker's peak
+    memory by the body's size."""
+    if splice:
+        message, row_texts = canonical_json_with_items(bundle, "results")
+    else:
+        message = canonical_json(bundle)
+        rows = bundle.get("results")
+        row_texts = [canonical_text(row) for row in rows] if isinstance(rows, list) else None
     return verify_signature(public_key, signature, message), row_texts
 
 
