@@ -437,8 +437,8 @@ def _insert_run_and_results(run: Run, rows: list[dict], text: str | None = None)
     rows jsonb takes as they are go with the run's INSERT in one statement (one round trip),
     which also reads the run back as stored: that instance is returned (None otherwise).
     `text`: the rows' `_rows_jsonb_text`, when already made."""
-    if text is None and connection.vendor == "postgresql" and rows:
-        text = _rows_jsonb_text(rows)
+    if text is None:
+        text = rows_jsonb_text(rows)
     if text is None:
         run.save(force_insert=True)
         _insert_results(run, rows)

@@ -19,27 +19,18 @@ from django.db import connection
 
 from config import sqlrows
 
-
-def execute_unflushed(cursor, sql: str, params=None) -> None:
-    """Execute one statement as its own transaction that does not wait for its WAL flush.
-
-    On PostgreSQL, outside a transaction, `SET LOCAL` rides in the same query string, which
-    PostgreSQL runs as one implicit transaction (one round trip; a RETURNING result is read as
-    usual). Inside a transaction the statement simply joins it; other databases run it as is."""
-    if connection.vendor == "postgresql" and not connection.in_atomic_block:
-        sql = f"{sql}; SET LOCAL synchronous_commit TO OFF"
-    cursor.execute(sql, params)
-
-
 SET_UNFLUSHED = "set_config('synchronous_commit', 'off', true)"
 
 
 def run_unflushed(statement: str, params=(), *, returning: str = "") -> tuple | None:
-    """One statement written once, unflushed as `execute_unflushed` runs it, through
-    `sqlrows.bound_cursor` (prepared on PostgreSQL, its parameters apart). Outside a transaction
-    the setting rides in the statement's RETURNING list: set_config(…, true) is SET LOCAL for
-    its implicit transaction, so no second statement is needed. `returning`: the statement's own
-    RETURNING list, whose first row is returned (None without one)."""
+    """One statement written once, run as its own transaction that does not wait for its WAL
+    flush, through `sqlrows.bound_cursor` (prepared on PostgreSQL, its parameters apart).
+    Outside a transaction the setting rides in the statement's RETURNING list: set_config(…,
+    true) is SET LOCAL for its implicit transaction, so no second statement is needed (a
+    statement that returns no row, an INSERT whose row was there already, writes nothing to
+    flush). Inside a transaction the statement simply joins it; other databases run it as is.
+    `returning`: the statement's own RETURNING list, whose first row is returned (None
+    without one)."""
     unflushed = connection.vendor == "postgresql" and not connection.in_atomic_block
     items = [item for item in (returning, SET_UNFLUSHED if unflushed else "") if item]
     sql = f"{statement} RETURNING {', '.join(items)}" if items else statement
@@ -51,7 +42,8 @@ def run_unflushed(statement: str, params=(), *, returning: str = "") -> tuple | 
 
 def insert_unflushed(table: str, values: dict, *, conflict: str) -> None:
     """`INSERT INTO table … ON CONFLICT (conflict) DO NOTHING` of one row, unflushed as
-    `execute_unflushed` does, for values that are large bytes.
+    `run_unflushed` runs a statement, for values that are large bytes (the setting is made
+    before the row is written: a trigger on the table sees it).
 
     On PostgreSQL the values travel apart from the SQL (server-side binding), bytes as bytes.
     Django's cursors bind on the client: they would send a 0.18 MiB body as 0.36 MiB of hex text

@@ -37,7 +37,7 @@ from board.models import Run, Verification
 from config import sqlrows
 from config.after_answer import publish_after_answer
 from config.api_errors import Reason
-from config.durability import execute_unflushed, insert_unflushed, run_unflushed
+from config.durability import insert_unflushed, run_unflushed
 from recipes.secret_scan import json_may_hold_token
 from submissions import tasks
 from submissions.blobstore import blob_store
@@ -154,15 +154,13 @@ def check_rate_limit(scope: str, limit: int) -> None:
     """Count this request in the current window with one atomic upsert; refuse past `limit`."""
     window_start, now = _rate_window()
     table = RateCounter._meta.db_table
-    with connection.cursor() as cursor:  # a count lost in a database crash costs nothing
-        execute_unflushed(
-            cursor,
-            f"INSERT INTO {table} (scope, window_start, count) VALUES (%s, %s, 1) "
-            f"ON CONFLICT (scope, window_start) DO UPDATE SET count = {table}.count + 1 "
-            "RETURNING count",
-            [scope, window_start],
-        )
-        (count,) = cursor.fetchone()
+    # A count lost in a database crash costs nothing.
+    (count,) = run_unflushed(
+        f"INSERT INTO {table} (scope, window_start, count) VALUES (%s, %s, 1) "
+        f"ON CONFLICT (scope, window_start) DO UPDATE SET count = {table}.count + 1",
+        [scope, window_start],
+        returning="count",
+    )
     _refuse_past_limit(scope, count, limit, window_start, now)
 
 
@@ -193,14 +191,11 @@ def store_evidence_row(body: ReceivedBody, digest: str) -> None:
     """The index row of a body already in the blob store. Idempotent by content: a row already
     there (inline or not) is left as it is. Unflushed: the commit of whatever refers to this row
     flushes it (config/durability.py)."""
-    table = RawBundle._meta.db_table
-    with connection.cursor() as cursor:
-        execute_unflushed(
-            cursor,
-            f"INSERT INTO {table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
-            "ON CONFLICT (sha256) DO NOTHING",
-            [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
-        )
+    run_unflushed(
+        f"INSERT INTO {RawBundle._meta.db_table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
+        "ON CONFLICT (sha256) DO NOTHING",
+        [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
+    )
 
 
 _pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
