@@ -26,6 +26,11 @@ UNREACHABLE_HUB = "http://127.0.0.1:9"
 LIVE_DB = pytest.mark.django_db(transaction=True)
 
 
+def sha256(data: bytes) -> str:
+    """A body's evidence key: the hex sha256 of its bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def job_sig(scope: str, *, started: str = "2026-03-01T09:00:00Z") -> str:
     """As a pod derives it: sha256("started|model|hw|scope")[:24]."""
     text = f"{started}|{MODEL}|single DGX Spark (GB10)|{scope}"

@@ -10,7 +10,6 @@ threshold goes; the small ones kept in their rows: tests/test_inline_evidence.py
 The S3 backend talks over HTTP to moto's standalone server on a loopback port: boto3's real
 client code runs against a real S3 wire protocol, each test in a bucket of its own."""
 
-import hashlib
 import io
 import os
 import subprocess
@@ -44,6 +43,7 @@ from tests.podchannel import (
     local_answer,
     post_results,
     read_run,
+    sha256,
     signed_body,
     small_content,
     tampered,
@@ -59,10 +59,6 @@ S3_CREDENTIALS = {
     "AWS_DEFAULT_REGION": "us-east-1",
 }
 CLOSED_PORT_URL = "http://127.0.0.1:9"  # nothing listens there: an instant refusal
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ blob store, and every reader of evidence (the moderator's download, a rebuild, t
 commands) finds it there; a bigger body goes to the blob store as before. The store itself,
 folder and S3: tests/test_blob_stores.py."""
 
-import hashlib
 import io
 import json
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.podchannel import (
     local_answer,
     post_results,
     read_run,
+    sha256,
     signed_body,
     small_content,
     tampered,
@@ -36,10 +36,6 @@ from tests.podchannel import (
 )
 
 pytestmark = LIVE_DB
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def bundle_files(folder: Path) -> list[str]:

@@ -1,7 +1,6 @@
 """The pod channel end to end (docs/protocol.md §Routes): a pod with a real key enrolls, opens sessions,
 sends checkpoints and finals to the live board over HTTP, and reads back what was stored."""
 
-import hashlib
 import json
 
 import pytest
@@ -31,6 +30,7 @@ from tests.podchannel import (
     post_results,
     raw_request,
     read_run,
+    sha256,
     signed_body,
     small_content,
     without_benchmark,
@@ -60,10 +60,6 @@ def hub_unreachable(settings):
 def demo_job(model_index: int = 0) -> list[tuple[str, str, str, dict]]:
     """(board, suite_id, model, bundle) of one comprehensive demo job."""
     return job_bundles(DEMO_MODELS[model_index])
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def stored_rows(answer) -> list[dict]:

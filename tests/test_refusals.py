@@ -4,7 +4,6 @@ stores no board run."""
 
 import copy
 import gzip
-import hashlib
 import json
 
 import pytest
@@ -35,6 +34,7 @@ from tests.podchannel import (
     raw_request,
     read_run,
     results_path,
+    sha256,
     signed_body,
     small_content,
     tampered,
@@ -42,10 +42,6 @@ from tests.podchannel import (
 )
 
 pytestmark = LIVE_DB
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def session_of(run_id: str) -> RunSession:
