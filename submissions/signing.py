@@ -5,6 +5,7 @@ import binascii
 import hashlib
 import json
 import secrets
+from json.encoder import c_make_encoder, encode_basestring_ascii
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -12,12 +13,29 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 def canonical_json(obj) -> bytes:
     """The signed bytes: Python's json.dumps with sorted keys, compact separators, ASCII, NaN allowed."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return canonical_text(obj).encode("utf-8")
+
+
+def _not_json(value):
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# What json.dumps(value, sort_keys=True, separators=(",", ":")) runs, made once instead of on
+# every call (a final's rows are spelled one by one: the per-call set-up was a fifth of it).
+# No circular-reference markers: it is only given decoded JSON, which has no cycles, and it
+# then holds no state, so threads may share it.
+_ENCODER = (
+    c_make_encoder(None, _not_json, encode_basestring_ascii, None, ":", ",", True, False, True)
+    if c_make_encoder is not None
+    else None
+)
 
 
 def canonical_text(value) -> str:
     """One value's canonical JSON text (as `canonical_json` spells it inside a document)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    if _ENCODER is None:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return "".join(_ENCODER(value, 0))
 
 
 def canonical_json_with_items(obj: dict, key: str) -> tuple[bytes, list[str] | None]:

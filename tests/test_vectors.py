@@ -66,6 +66,30 @@ def test_canonical_json_keeps_floats_escapes_non_ascii_and_allows_nan():
     assert canonical_json({"s": float("nan")}) == b'{"s":NaN}'
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": [1, -0.0, 1e16, 5e-324, 10**40, float("inf"), -float("inf")], "a": None},
+        {"s": "\x00\x1f\u2028É😀\"\\/", "t": True, "f": False, "e": [], "o": {}},
+        "top-level text",
+        [[[[{"deep": [1.25]}]]]],
+        {2: "int keys", 1: "sorted as numbers"},
+    ],
+)
+def test_canonical_text_spells_as_json_dumps_spells(value):
+    # The reusable encoder must spell exactly what the pods' json.dumps call spells.
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    assert canonical_text(value) == expected
+    assert canonical_json(value) == expected.encode("utf-8")
+
+
+def test_canonical_text_refuses_what_json_cannot_spell():
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        canonical_text({"a": object()})
+    with pytest.raises(TypeError):  # keys of mixed kinds do not sort
+        canonical_text({1: "a", "b": 2})
+
+
 EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "examples"
 SPLICED = [
     VECTORS["bundle"]["object"],
