@@ -413,10 +413,12 @@ SELECT {run}, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''
        convert_to(COALESCE(r.row->>'raw_output', ''), 'UTF8'),
        NULLIF(r.row->'evidence', 'null'::jsonb), NULLIF(r.row->'speed', 'null'::jsonb),
        r.row - %s::text[]
-FROM {runs}jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS r(row, position)
+FROM {runs}jsonb_array_elements({rows}) WITH ORDINALITY AS r(row, position)
 """
+# The rows as their JSON array's text, or as the text of a results envelope ({bundle, signature}).
+ROWS_ARRAY, ROWS_OF_ENVELOPE = "%s::jsonb", "%s::jsonb -> 'bundle' -> 'results'"
 INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})" + (
-    RESULTS_SELECT_SQL.format(run="%s", runs="")
+    RESULTS_SELECT_SQL.format(run="%s", runs="", rows=ROWS_ARRAY)
 )
 
 
@@ -424,7 +426,7 @@ INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_CO
 def _run_and_results_sql(run_insert: str) -> str:
     """The run's INSERT (RETURNING the row as stored) with its rows in one statement, written
     once."""
-    results = RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ")
+    results = RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ", rows=ROWS_ARRAY)
     return (
         f"WITH inserted AS ({run_insert}), results AS ("
         f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
@@ -456,38 +458,50 @@ class RowsAhead:
     """A run's per-case rows written before the run itself (`rows_written_ahead`): `run_pk` is
     the id drawn for them, known once the block is left (None: not written ahead), and
     `benchmark_pk` one drawn for the run's benchmark, should it be a new one (`_new_benchmark`
-    then writes both in one statement)."""
+    then writes both in one statement). `sent_before`: what the block's `before` returned."""
 
     run_pk: int | None = None
     benchmark_pk: int | None = None
+    sent_before: object = None
 
 
 @contextmanager
-def rows_written_ahead(rows_jsonb: str | None):
+def rows_written_ahead(
+    rows_jsonb: str | None, *, of_envelope: bool = False, before: Callable[[], object] | None = None
+):
     """Inside the ingest transaction, on PostgreSQL, for rows jsonb takes as they are: write the
     per-case rows first, under a run id drawn from the runs' sequence, while the block runs (the
     statement is sent at once and its answer read when the block is left: psycopg's pipeline
     mode). The block's own work (the schema's check, scoring, scanning) then overlaps the
     biggest write of a commit; `commit_run(…, rows_ahead=…)` writes the run under that id. Their
     foreign key is deferred (checked once the run is in: `rows_checked_meanwhile`), so the rows
-    may come first. Elsewhere nothing is written ahead."""
+    may come first. Elsewhere nothing is written ahead.
+
+    `of_envelope`: `rows_jsonb` is the text of a whole results envelope, whose bundle's results
+    are the rows (the server takes them out: no text of the rows is made here). `before`: sent
+    first in the same pipeline (its answer is read before the rows' own); what it returns is
+    kept as `sent_before`."""
     ahead = RowsAhead()
     if rows_jsonb is None or connection.vendor != "postgresql":
         yield ahead
         return
     with sqlrows.bound_cursor() as cursor, connection.wrap_database_errors:
         with connection.connection.pipeline():
-            cursor.execute(_rows_ahead_sql(), (list(Result.ROW_FIELDS), rows_jsonb))
+            if before is not None:
+                ahead.sent_before = before()
+            cursor.execute(_rows_ahead_sql(of_envelope), (list(Result.ROW_FIELDS), rows_jsonb))
             yield ahead
             ahead.run_pk, ahead.benchmark_pk = cursor.fetchone()
 
 
 @cache
-def _rows_ahead_sql() -> str:
+def _rows_ahead_sql(of_envelope: bool = False) -> str:
     """The rows under a run id drawn for them, returning the id and one drawn for a benchmark
     (written once)."""
-    runs, results = Run._meta.db_table, RESULTS_SELECT_SQL.format(run="drawn.id", runs="drawn, ")
-    benchmarks = Benchmark._meta.db_table
+    runs, benchmarks = Run._meta.db_table, Benchmark._meta.db_table
+    results = RESULTS_SELECT_SQL.format(
+        run="drawn.id", runs="drawn, ", rows=ROWS_OF_ENVELOPE if of_envelope else ROWS_ARRAY
+    )
     return (
         f"WITH drawn AS (SELECT nextval(pg_get_serial_sequence('{runs}', 'id')) AS id, "
         f"nextval(pg_get_serial_sequence('{benchmarks}', 'id')) AS benchmark_id), "

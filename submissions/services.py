@@ -24,7 +24,14 @@ from functools import cache, partial
 from typing import NoReturn
 
 from django.conf import settings
-from django.db import DataError, IntegrityError, OperationalError, connection, transaction
+from django.db import (
+    DatabaseError,
+    DataError,
+    IntegrityError,
+    OperationalError,
+    connection,
+    transaction,
+)
 from django.db.models import Q
 from django.utils import timezone
 
@@ -262,10 +269,18 @@ class _Evidence:
             "content": self.body.data,
         }
 
-    def _stored_now(self) -> None:
+    def _stored_now(self, *, for_good: bool = True) -> None:
+        """The row is written; `for_good`: by a statement that commits on its own (the bytes
+        are let go), else inside a transaction that may still roll it back (`rolled_back`)."""
         self._row_written = True
-        if self.inline:
+        if self.inline and for_good:
             self.body.release()
+
+    def rolled_back(self) -> None:
+        """The transaction that wrote the row rolled back: the next `stored()` writes it again
+        (the bytes were kept)."""
+        if self.inline and self.body.data:
+            self._row_written = False
 
 
 def revoke_key(key: DeviceKey, *, reason: str) -> bool:
@@ -661,13 +676,19 @@ def _submit_checked(
             status=SessionStatus.QUARANTINED
         )
         raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
+    job_sig = bundle.get("job_sig")
+    # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
+    job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
+    if _rows_go_first(session, evidence, bundle):
+        answer = _final_rows_first(
+            session, evidence, envelope, context, model_output_clean, job_sig
+        )
+        if answer is not None:
+            return answer
     # The signature is checked while this thread reads what the board holds already for the
     # bundle (`_prior`, one round trip); each waits for the other's answer only when it needs
     # it, and the refusals keep their order.
     signature = _signature_checked(session, envelope, evidence.body.size)
-    job_sig = bundle.get("job_sig")
-    # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
-    job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
     prior = _prior(session, job_sig, evidence, final=bundle.get("final") is True)
     signed, row_texts = signature()
     if not signed:
@@ -818,6 +839,15 @@ def _prior(
     if connection.vendor != "postgresql":
         duplicate = _committed_run_for(session.key_id, job_sig) if job_sig else None
         return _Prior(duplicate, _checkpointed(session) if final and not duplicate else None)
+    return _prior_sent(session, job_sig, evidence, final=final)()
+
+
+def _prior_sent(
+    session: RunSession, job_sig: str | None, evidence: "_Evidence", *, final: bool
+) -> Callable[[], _Prior]:
+    """`_prior`'s statement (PostgreSQL), sent at once; returns how to read its answer (in a
+    pipeline, read only when asked). Inside a transaction the evidence row joins it: flushed by
+    its commit, or rolled back with it (`_Evidence.rolled_back`)."""
     row = evidence.row_pending
     params = {
         "key": session.key_id,
@@ -827,12 +857,18 @@ def _prior(
         "final": final,
         **(row or {}),
     }
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(PRIOR_SQL[row is not None], params)
-        duplicate, checkpoints, joined = cursor.fetchone()
+    alone = not connection.in_atomic_block
+    cursor = sqlrows.bound_cursor()
+    cursor.execute(_prior_sql(row is not None, alone), params)
     if row is not None:
-        evidence._stored_now()
-    return _Prior(duplicate, _Checkpointed(checkpoints, joined) if final else None)
+        evidence._stored_now(for_good=alone)
+
+    def read() -> _Prior:
+        with cursor:
+            duplicate, checkpoints, joined = cursor.fetchone()
+        return _Prior(duplicate, _Checkpointed(checkpoints, joined) if final else None)
+
+    return read
 
 
 _PRIOR_READS = f"""
@@ -842,19 +878,21 @@ SELECT (SELECT run_id FROM {RunSession._meta.db_table}
        (SELECT string_agg(row_json, ', ' ORDER BY position) FROM {CheckpointRow._meta.db_table}
         WHERE session_id = %(session)s AND %(final)s)
 """
-# [with the evidence row]: the row is written as `insert_unflushed` writes it (set_config is
-# SET LOCAL for this one statement's implicit transaction).
-PRIOR_SQL = (
-    _PRIOR_READS,
-    f"""
-WITH stored AS (
-    INSERT INTO {RawBundle._meta.db_table} (sha256, size, stored_at, content)
-    SELECT %(sha256)s, %(size)s, %(stored_at)s, %(content)s
-    FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed
-    ON CONFLICT (sha256) DO NOTHING
-)"""
-    + _PRIOR_READS,
-)
+
+
+@cache
+def _prior_sql(with_row: bool, unflushed: bool) -> str:
+    """The prior reads, after the evidence row's INSERT `with_row`: written as `insert_unflushed`
+    writes it when `unflushed` (set_config is SET LOCAL for this one statement's implicit
+    transaction), else joining the transaction it runs in."""
+    if not with_row:
+        return _PRIOR_READS
+    unflushed_from = " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
+    return (
+        f"WITH stored AS (INSERT INTO {RawBundle._meta.db_table} (sha256, size, stored_at, content) "
+        f"SELECT %(sha256)s, %(size)s, %(stored_at)s, %(content)s{unflushed_from if unflushed else ''} "
+        "ON CONFLICT (sha256) DO NOTHING)" + _PRIOR_READS
+    )
 
 
 def _checkpointed(session: RunSession, checkpoints: int | None = None) -> _Checkpointed:
@@ -1046,66 +1084,26 @@ def _commit_final(submission: _Submission) -> Outcome:
         rows, checkpoints_clean, rows_json = _merged_rows(
             current, submission.bundle["results"], checkpointed, submission.row_texts
         )
-        prepare = partial(
-            board_services.prepare_run,
-            run_id=current.run_id,
-            key_fingerprint=session.key.fingerprint,
-            model=current.model,
-            board=current.board,
-            suite_id=current.suite_id,
-            rows=rows,
-            bundle_sha256=submission.digest,
-            rows_json=rows_json,
-        )
+        prepare = _preparer(submission, current, rows, rows_json, checkpoints_clean)
         # Scored, scanned and serialised before the transaction (its locks cover writes only);
         # on PostgreSQL, inside it while the run's per-case rows are written, which takes no lock
         # another commit waits for (`rows_written_ahead`). The final's own text is scanned then.
         rows_jsonb = board_services.rows_jsonb_text(rows, rows_json)
-        prepared = (
-            None
-            if rows_jsonb
-            else prepare(
-                bundle=submission.checked(),
-                model_output_clean=checkpoints_clean and submission.model_output_clean(),
-            )
-        )
+        prepared = None if rows_jsonb else prepare(bundle=submission.checked())
         submission.evidence.stored()  # the bundle is on disk before the run refers to it
         try:
             with transaction.atomic():
                 now = timezone.now()
-                job_sig = submission.job_sig or current.job_sig
                 with board_services.rows_written_ahead(rows_jsonb) as rows_ahead:
-                    # The schema's check of the bundle (unless made already) comes first: it
-                    # answers before anything the database might say of values it refuses.
-                    bundle = submission.checked()
-                    # The claim goes with the rows, and the run's benchmark lookup once the run
-                    # is prepared (on PostgreSQL one round trip for the three).
-                    claimed = _claim_session(current, submission.digest, job_sig, now)
-                    prepared = prepared or prepare(
-                        bundle=bundle,
-                        rows_jsonb=rows_jsonb,
-                        model_output_clean=checkpoints_clean and submission.model_output_clean(),
+                    prepared, found, claim = _claimed(
+                        submission,
+                        current,
+                        now,
+                        prepared or partial(prepare, rows_jsonb=rows_jsonb),
                     )
-                    found = board_services.look_up_benchmark(prepared, committed_at=now)
-                    key_status = claimed()
-                if key_status is None:
+                if claim is None:
                     raise _SessionMoved
-                run, as_stored = board_services.commit_run(
-                    prepared, committed_at=now, rows_ahead=rows_ahead, found=found
-                )
-                # The board's signed manifest, version 1, commits with the run; it is made
-                # while the database checks the run's rows against it.
-                with board_services.rows_checked_meanwhile():
-                    anchor_services.sign_at_commit(
-                        run.run_id,
-                        benchmark=run.benchmark,
-                        committed=run if as_stored else None,
-                        key_status=key_status,
-                    )
-                if run.verification == Verification.PENDING:
-                    transaction.on_commit(
-                        partial(publish_after_answer, tasks.verify_weights, run.run_id)
-                    )
+                run = _record_run(prepared, now, rows_ahead, found, key_status=claim[0])
         except _SessionMoved:
             continue
         except IntegrityError:
@@ -1121,15 +1119,192 @@ def _commit_final(submission: _Submission) -> Outcome:
     raise OperationalError("the session kept changing while its final was committed")
 
 
+def _preparer(
+    submission: _Submission,
+    current: RunSession,
+    rows: list[dict],
+    rows_json: str | None,
+    checkpoints_clean: bool,
+) -> Callable[..., board_services.PreparedRun]:
+    """`board_services.prepare_run` of this final and its merged rows, once given its checked
+    bundle (and the rows' `rows_jsonb_text` when made)."""
+
+    def prepare(*, bundle: dict, rows_jsonb: str | None = None) -> board_services.PreparedRun:
+        return board_services.prepare_run(
+            run_id=current.run_id,
+            key_fingerprint=submission.session.key.fingerprint,
+            model=current.model,
+            board=current.board,
+            suite_id=current.suite_id,
+            rows=rows,
+            bundle_sha256=submission.digest,
+            rows_json=rows_json,
+            bundle=bundle,
+            rows_jsonb=rows_jsonb,
+            model_output_clean=checkpoints_clean and submission.model_output_clean(),
+        )
+
+    return prepare
+
+
+def _claimed(
+    submission: _Submission,
+    current: RunSession,
+    now,
+    prepared: "board_services.PreparedRun | Callable[..., board_services.PreparedRun]",
+    *,
+    count_held: bool = True,
+) -> tuple["board_services.PreparedRun", Callable, tuple[str, int] | None]:
+    """Inside the commit's transaction, while the run's rows are written: the schema's check of
+    the bundle (unless made already) first, as it answers before anything the database might
+    say of values it refuses; then the claim, sent with the rows, and the run's benchmark
+    lookup once the run is prepared (`prepared`, or how to prepare it from the checked bundle):
+    on PostgreSQL one round trip for the three. Returns the prepared run, its lookup and the
+    claim's outcome (`_claim_session`)."""
+    bundle = submission.checked()
+    job_sig = submission.job_sig or current.job_sig
+    claimed = _claim_session(current, submission.digest, job_sig, now, count_held=count_held)
+    if callable(prepared):
+        prepared = prepared(bundle=bundle)
+    found = board_services.look_up_benchmark(prepared, committed_at=now)
+    return prepared, found, claimed()
+
+
+def _record_run(
+    prepared: "board_services.PreparedRun", now, rows_ahead, found, *, key_status: str
+) -> Run:
+    """The claimed final's run, its benchmark and its signed manifest, inside the commit's
+    transaction."""
+    run, as_stored = board_services.commit_run(
+        prepared, committed_at=now, rows_ahead=rows_ahead, found=found
+    )
+    # The board's signed manifest, version 1, commits with the run; it is made while the
+    # database checks the run's rows against it.
+    with board_services.rows_checked_meanwhile():
+        anchor_services.sign_at_commit(
+            run.run_id,
+            benchmark=run.benchmark,
+            committed=run if as_stored else None,
+            key_status=key_status,
+        )
+    if run.verification == Verification.PENDING:
+        transaction.on_commit(partial(publish_after_answer, tasks.verify_weights, run.run_id))
+    return run
+
+
+class _GeneralPath(Exception):
+    """The quick way of a final (`_final_rows_first`) does not fit: roll back, go the general way."""
+
+
+def _rows_go_first(session: RunSession, evidence: "_Evidence", bundle: dict) -> bool:
+    """Whether a final may take `_final_rows_first`: PostgreSQL, outside any transaction, a live
+    session, an inline body still held, rows a list of objects each with a text case id."""
+    return (
+        connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+        and bundle.get("final") is True
+        and session.status in LIVE_SESSION_STATUSES
+        and evidence.row_pending is not None
+        and _mergeable(bundle)
+    )
+
+
+def _final_rows_first(
+    session: RunSession,
+    evidence: "_Evidence",
+    envelope,
+    context: dict,
+    model_output_clean: Callable[[], bool],
+    job_sig: str | None,
+) -> Outcome | None:
+    """A final the quick way (PostgreSQL, `_rows_go_first`), for the common case: a bundle whose
+    signature verifies, not a duplicate, that resends its checkpointed rows first and unchanged,
+    passes the schema and wins its claim. The commit's transaction starts at once, and in one
+    pipeline the prior reads (with the evidence row, which joins the transaction) and the run's
+    per-case rows (the server takes them out of the body's own text) are sent before anything
+    else: the database writes the rows while this thread checks the signature and the schema,
+    scores and scans (docs/protocol.md §Ingest cost).
+
+    Anything else rolls all of it back and returns None: the caller then answers the bundle the
+    general way (`_submit_checked`), which does each thing again in its order, side effects
+    (quarantine, forgery counts) included. A body jsonb cannot take (NaN, NUL) takes that way
+    too: the rows' INSERT fails."""
+    bundle = envelope.bundle
+    text = evidence.body.data.decode("utf-8")  # parsed already: UTF-8
+    sent_prior = partial(_prior_sent, session, job_sig, evidence, final=True)
+    try:
+        with transaction.atomic():
+            now = timezone.now()
+            with board_services.rows_written_ahead(
+                text, of_envelope=True, before=sent_prior
+            ) as rows_ahead:
+                signed, row_texts = _signature_check(
+                    session.key.public_key, envelope.signature, bundle, splice=True
+                )
+                if (
+                    not signed
+                    or bundle.get("run_id") != session.run_id
+                    or bundle.get("run_nonce") != session.nonce
+                ):
+                    raise _GeneralPath
+                # Taken to be the common case until the prior read says so (it is read with the
+                # claim: psycopg reads a pipeline's answers in order): the final resends its
+                # checkpointed rows first and unchanged, so the rows are its own.
+                submission = _Submission(
+                    session,
+                    bundle,
+                    evidence,
+                    job_sig,
+                    context,
+                    model_output_clean,
+                    None,
+                    row_texts,
+                    is_checked=False,
+                )
+                rows, rows_json = bundle["results"], f"[{', '.join(row_texts)}]"
+                # The rows are written already: their text is not made again.
+                prepare = _preparer(submission, session, rows, rows_json, True)
+                prepared, found, claim = _claimed(
+                    submission,
+                    session,
+                    now,
+                    partial(prepare, rows_jsonb=rows_json),
+                    count_held=False,
+                )
+                prior = rows_ahead.sent_before()
+            checkpointed = prior.checkpointed
+            if (
+                prior.duplicate_of is not None
+                or claim is None
+                or claim[1] != checkpointed.checkpoints
+                or _merged_rows(session, rows, checkpointed, row_texts)[0] is not rows
+            ):
+                raise _GeneralPath  # a duplicate, a moved session, or rows to merge
+            run = _record_run(prepared, now, rows_ahead, found, key_status=claim[0])
+    except (
+        _GeneralPath,
+        Refusal,
+        SchemaError,
+        board_services.BundleRuleError,
+        DatabaseError,
+    ):
+        evidence.rolled_back()
+        return None
+    evidence.body.release()
+    return _committed_answer(session.run_id, context, run=run)
+
+
 def _claim_session(
-    current: RunSession, digest: str, job_sig: str | None, now
-) -> Callable[[], str | None]:
+    current: RunSession, digest: str, job_sig: str | None, now, *, count_held: bool = True
+) -> Callable[[], tuple[str, int] | None]:
     """The claim, inside the commit's transaction: exactly one final wins a session (it must be
     live and hold the checkpoints its rows were merged from), and the (key, job_sig) constraint
     makes a concurrent commit of the same job fail (IntegrityError). The claimed session records
     its final bundle, and its job's other live sessions are superseded. Returns how to read the
     outcome: None when it did not win; else the status of the run's key as read now (for the
-    run's manifest).
+    run's manifest) and the session's checkpoint count as claimed. `count_held=False`
+    (PostgreSQL): any count wins, and the caller compares the claimed one with the count its
+    rows were read with (no checkpoint lands once the session is claimed).
 
     On PostgreSQL the three writes and the read are one statement, sent at once: in a pipeline
     (`board.services.rows_written_ahead`) its answer is read only when asked. Elsewhere four
@@ -1153,7 +1328,7 @@ def _claim_session(
                 key_id=current.key_id, job_sig=job_sig, status__in=live
             ).exclude(pk=current.pk).update(status=SessionStatus.SUPERSEDED)
         key_status = _key_status(current.key.fingerprint)
-        return lambda: key_status
+        return lambda: (key_status, current.checkpoints)
     # Data-modifying CTEs run on one snapshot; the superseded sessions are other rows than the
     # claimed one, and nothing is written unless the claim matched.
     cursor = sqlrows.bound_cursor()
@@ -1167,16 +1342,16 @@ def _claim_session(
             "now": now,
             "digest": digest,
             "pk": current.pk,
-            "checkpoints": current.checkpoints,
+            "checkpoints": current.checkpoints if count_held else None,
             "key_id": current.key_id,
             "fingerprint": current.key.fingerprint,
         },
     )
 
-    def outcome() -> str | None:
+    def outcome() -> tuple[str, int] | None:
         with cursor:
-            claimed, key_status = cursor.fetchone()
-        return key_status if claimed == 1 else None
+            claimed, key_status, checkpoints = cursor.fetchone()
+        return (key_status, checkpoints) if claimed == 1 else None
 
     return outcome
 
@@ -1196,8 +1371,9 @@ WITH claimed AS (
     UPDATE {RunSession._meta.db_table}
     SET status = %(committed)s, job_sig = %(job_sig)s, committed_at = %(now)s,
         last_progress_at = %(now)s, final_bundle_sha256 = %(digest)s
-    WHERE id = %(pk)s AND status = ANY(%(live)s) AND checkpoints = %(checkpoints)s
-    RETURNING id
+    WHERE id = %(pk)s AND status = ANY(%(live)s)
+      AND (%(checkpoints)s::integer IS NULL OR checkpoints = %(checkpoints)s)
+    RETURNING id, checkpoints
 ), kept AS (
     INSERT INTO {SessionBundle._meta.db_table} (session_id, raw_id, final, received_at)
     SELECT id, %(digest)s, true, %(now)s FROM claimed
@@ -1208,7 +1384,8 @@ WITH claimed AS (
 )
 SELECT count(*),
        (SELECT k.status FROM {DeviceKey._meta.db_table} k
-        WHERE k.fingerprint = %(fingerprint)s ORDER BY k.id LIMIT 1)
+        WHERE k.fingerprint = %(fingerprint)s ORDER BY k.id LIMIT 1),
+       max(checkpoints)
 FROM claimed
 """
 
