@@ -56,6 +56,7 @@ from submissions.models import (
     DeviceKey,
     ForgeryEvent,
     IngestLogEntry,
+    IngestRoute,
     KeyAuditEntry,
     KeyStatus,
     QuarantinedBundle,
@@ -122,6 +123,7 @@ class Outcome:
     key_fingerprint: str = ""
     bundle_sha256: str = ""
     note: str = ""
+    logged: bool = False  # its ingest-log row is written already (with the commit it answers)
 
 
 class Refusal(Exception):
@@ -616,7 +618,9 @@ def _admitted_and_counted(run_id: str, token_hash: str, ip_scope: str, ip_limit:
     return session, row[-1], window_start, now
 
 
-def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
+def submit_results(
+    *, session: RunSession, body: ReceivedBody, client_ip: str | None = None
+) -> Outcome:
     """A checkpoint or final bundle for an admitted session (docs/protocol.md), checked in the
     order the status table implies: syntax, key, signature, identity, duplicate, schema."""
     run_id = session.run_id
@@ -644,7 +648,7 @@ def submit_results(*, session: RunSession, body: ReceivedBody) -> Outcome:
         del data
         if body.size > HELD_WHILE_WRITTEN_BYTES:
             evidence.stored()
-        return _submit_checked(session, evidence, envelope, context, clean)
+        return _submit_checked(session, evidence, envelope, context, clean, client_ip)
     finally:
         if evidence is not None:
             evidence.stored()
@@ -666,6 +670,7 @@ def _submit_checked(
     envelope,
     context: dict,
     model_output_clean: Callable[[], bool],
+    client_ip: str | None = None,
 ) -> Outcome:
     run_id, bundle, digest = session.run_id, envelope.bundle, evidence.digest
     context["bundle_sha256"] = digest
@@ -681,7 +686,7 @@ def _submit_checked(
     job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
     if _rows_go_first(session, evidence, bundle):
         answer = _final_rows_first(
-            session, evidence, envelope, context, model_output_clean, job_sig
+            session, evidence, envelope, context, model_output_clean, job_sig, client_ip
         )
         if answer is not None:
             return answer
@@ -1171,10 +1176,16 @@ def _claimed(
 
 
 def _record_run(
-    prepared: "board_services.PreparedRun", now, rows_ahead, found, *, key_status: str
+    prepared: "board_services.PreparedRun",
+    now,
+    rows_ahead,
+    found,
+    *,
+    key_status: str,
+    also: Callable[[], None] | None = None,
 ) -> Run:
     """The claimed final's run, its benchmark and its signed manifest, inside the commit's
-    transaction."""
+    transaction; `also`: a last write of the transaction, sent with the manifest's."""
     run, as_stored = board_services.commit_run(
         prepared, committed_at=now, rows_ahead=rows_ahead, found=found
     )
@@ -1187,6 +1198,8 @@ def _record_run(
             committed=run if as_stored else None,
             key_status=key_status,
         )
+        if also is not None:
+            also()
     if run.verification == Verification.PENDING:
         transaction.on_commit(partial(publish_after_answer, tasks.verify_weights, run.run_id))
     return run
@@ -1216,6 +1229,7 @@ def _final_rows_first(
     context: dict,
     model_output_clean: Callable[[], bool],
     job_sig: str | None,
+    client_ip: str | None = None,
 ) -> Outcome | None:
     """A final the quick way (PostgreSQL, `_rows_go_first`), for the common case: a bundle whose
     signature verifies, not a duplicate, that resends its checkpointed rows first and unchanged,
@@ -1228,8 +1242,21 @@ def _final_rows_first(
     Anything else rolls all of it back and returns None: the caller then answers the bundle the
     general way (`_submit_checked`), which does each thing again in its order, side effects
     (quarantine, forgery counts) included. A body jsonb cannot take (NaN, NUL) takes that way
-    too: the rows' INSERT fails."""
+    too: the rows' INSERT fails.
+
+    The answer's ingest-log row commits with the run (it says 200 only if the commit holds)."""
     bundle = envelope.bundle
+    logged = partial(
+        log_attempt,
+        route=IngestRoute.RESULTS,
+        status=200,
+        reason=Reason.OK,
+        run_id=session.run_id,
+        key_fingerprint=session.key.fingerprint,
+        size=evidence.body.size,
+        client_ip=client_ip,
+        bundle_sha256=evidence.digest,
+    )
     text = evidence.body.data.decode("utf-8")  # parsed already: UTF-8
     sent_prior = partial(_prior_sent, session, job_sig, evidence, final=True)
     try:
@@ -1280,7 +1307,7 @@ def _final_rows_first(
                 or _merged_rows(session, rows, checkpointed, row_texts)[0] is not rows
             ):
                 raise _GeneralPath  # a duplicate, a moved session, or rows to merge
-            run = _record_run(prepared, now, rows_ahead, found, key_status=claim[0])
+            run = _record_run(prepared, now, rows_ahead, found, key_status=claim[0], also=logged)
     except (
         _GeneralPath,
         Refusal,
@@ -1291,7 +1318,9 @@ def _final_rows_first(
         evidence.rolled_back()
         return None
     evidence.body.release()
-    return _committed_answer(session.run_id, context, run=run)
+    answer = _committed_answer(session.run_id, context, run=run)
+    answer.logged = True
+    return answer
 
 
 def _claim_session(
@@ -1439,7 +1468,8 @@ def log_attempt(
     note: str = "",
     bundle_sha256: str = "",
 ) -> None:
-    """One ingest-log row per attempt; runs outside the ingest transaction, so refusals stay."""
+    """One ingest-log row per attempt; runs outside the ingest transaction, so refusals stay
+    (a committed final's row joins its commit instead: `_final_rows_first`)."""
     row = {
         "created_at": connection.ops.adapt_datetimefield_value(timezone.now()),
         "route": route,

@@ -122,7 +122,7 @@ def pod_route(
                     run_id=kwargs.get("run_id", ""),
                 )
                 retry_after = UNAVAILABLE_RETRY_AFTER
-            if logged:
+            if logged and not outcome.logged:
                 _log(route, outcome, body.size, ip, kwargs.get("run_id", ""))
             body_out = outcome.body
             if isinstance(body_out.get("url"), str) and body_out["url"].startswith("/"):
@@ -175,7 +175,7 @@ def results(request, body, run_id):
     session = services.admit_results(
         run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"), ip=client_ip(request)
     )
-    return services.submit_results(session=session, body=body.read())
+    return services.submit_results(session=session, body=body.read(), client_ip=client_ip(request))
 
 
 @pod_route(IngestRoute.JOB_STATUS, method="GET", logged=False)

@@ -13,7 +13,13 @@ from django.test.utils import CaptureQueriesContext
 
 from board.models import Result, Run
 from submissions.demo.podclient import PodClient
-from submissions.models import ForgeryEvent, QuarantinedBundle, RawBundle, RunSession
+from submissions.models import (
+    ForgeryEvent,
+    IngestLogEntry,
+    QuarantinedBundle,
+    RawBundle,
+    RunSession,
+)
 from tests.podchannel import job_sig, results_path, sha256, signed_body, small_content, tampered
 from tests.test_ingest_complexity import open_session
 
@@ -70,6 +76,11 @@ def test_a_common_final_writes_its_rows_from_its_body_in_one_go(client):
     # The evidence row committed with the run; the session is committed with this body.
     assert bytes(RawBundle.objects.get(sha256=sha256(body)).content) == body
     assert RunSession.objects.get(run_id=session.run_id).final_bundle_sha256 == sha256(body)
+    # Its ingest-log row committed with it, once, as the view would have written it after.
+    logged = IngestLogEntry.objects.filter(run_id=session.run_id, bundle_sha256=sha256(body))
+    assert list(
+        logged.values_list("status", "reason", "bytes", "client_ip", "key_fingerprint")
+    ) == [(200, "OK", len(body), "127.0.0.1", run.key_fingerprint)]
 
 
 def test_a_final_that_does_not_resend_its_checkpointed_rows_is_merged_the_general_way(client):
