@@ -5,7 +5,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache, partial
@@ -415,8 +415,8 @@ SELECT {run}, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''
        r.row - %s::text[]
 FROM {runs}jsonb_array_elements({rows}) WITH ORDINALITY AS r(row, position)
 """
-# The rows as their JSON array's text, or as the text of a results envelope ({bundle, signature}).
-ROWS_ARRAY, ROWS_OF_ENVELOPE = "%s::jsonb", "%s::jsonb -> 'bundle' -> 'results'"
+# The rows as the text of their JSON array (one parameter).
+ROWS_ARRAY = "%s::jsonb"
 INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})" + (
     RESULTS_SELECT_SQL.format(run="%s", runs="", rows=ROWS_ARRAY)
 )
@@ -463,11 +463,24 @@ class RowsAhead:
     run_pk: int | None = None
     benchmark_pk: int | None = None
     sent_before: object = None
+    written: int | None = None  # how many rows the statement wrote
+    _answer: Callable[[], tuple[int, int, int]] | None = None
+
+    def read(self) -> "RowsAhead":
+        """The drawn ids, read now (still inside the block: once the pipeline's answers are in,
+        nothing is waited for)."""
+        if self._answer is not None:
+            self.run_pk, self.benchmark_pk, self.written = self._answer()
+            self._answer = None
+        return self
 
 
 @contextmanager
 def rows_written_ahead(
-    rows_jsonb: str | None, *, of_envelope: bool = False, before: Callable[[], object] | None = None
+    rows_jsonb: str | None,
+    *,
+    rows_sql: str = ROWS_ARRAY,
+    before: Callable[[], object] | None = None,
 ):
     """Inside the ingest transaction, on PostgreSQL, for rows jsonb takes as they are: write the
     per-case rows first, under a run id drawn from the runs' sequence, while the block runs (the
@@ -477,10 +490,9 @@ def rows_written_ahead(
     foreign key is deferred (checked once the run is in: `rows_checked_meanwhile`), so the rows
     may come first. Elsewhere nothing is written ahead.
 
-    `of_envelope`: `rows_jsonb` is the text of a whole results envelope, whose bundle's results
-    are the rows (the server takes them out: no text of the rows is made here). `before`: sent
-    first in the same pipeline (its answer is read before the rows' own); what it returns is
-    kept as `sent_before`."""
+    `rows_sql`: where the server finds the rows' jsonb array, given `rows_jsonb` as its one
+    parameter (by default: the array's text). `before`: sent first in the same pipeline (its
+    answer is read before the rows' own); what it returns is kept as `sent_before`."""
     ahead = RowsAhead()
     if rows_jsonb is None or connection.vendor != "postgresql":
         yield ahead
@@ -489,24 +501,23 @@ def rows_written_ahead(
         with connection.connection.pipeline():
             if before is not None:
                 ahead.sent_before = before()
-            cursor.execute(_rows_ahead_sql(of_envelope), (list(Result.ROW_FIELDS), rows_jsonb))
+            cursor.execute(_rows_ahead_sql(rows_sql), (list(Result.ROW_FIELDS), rows_jsonb))
+            ahead._answer = cursor.fetchone
             yield ahead
-            ahead.run_pk, ahead.benchmark_pk = cursor.fetchone()
+            ahead.read()
 
 
 @cache
-def _rows_ahead_sql(of_envelope: bool = False) -> str:
-    """The rows under a run id drawn for them, returning the id and one drawn for a benchmark
-    (written once)."""
+def _rows_ahead_sql(rows_sql: str = ROWS_ARRAY) -> str:
+    """The rows under a run id drawn for them, returning the id, one drawn for a benchmark and
+    how many rows were written (written once)."""
     runs, benchmarks = Run._meta.db_table, Benchmark._meta.db_table
-    results = RESULTS_SELECT_SQL.format(
-        run="drawn.id", runs="drawn, ", rows=ROWS_OF_ENVELOPE if of_envelope else ROWS_ARRAY
-    )
+    results = RESULTS_SELECT_SQL.format(run="drawn.id", runs="drawn, ", rows=rows_sql)
     return (
         f"WITH drawn AS (SELECT nextval(pg_get_serial_sequence('{runs}', 'id')) AS id, "
         f"nextval(pg_get_serial_sequence('{benchmarks}', 'id')) AS benchmark_id), "
-        f"results AS (INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
-        "SELECT id, benchmark_id FROM drawn"
+        f"results AS (INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results} "
+        "RETURNING 1) SELECT id, benchmark_id, (SELECT count(*) FROM results) FROM drawn"
     )
 
 
@@ -521,8 +532,11 @@ def rows_checked_meanwhile():
         yield
         return
     name = connection.ops.quote_name(_results_run_constraint())
+    # Inside a pipeline already (a quick final's, `rows_written_ahead`), its end reads the
+    # answers: a pipeline of its own would wait for them once more.
+    nested = bool(connection.connection.pgconn.pipeline_status)
     with sqlrows.bound_cursor() as cursor, connection.wrap_database_errors:
-        with connection.connection.pipeline():
+        with nullcontext() if nested else connection.connection.pipeline():
             cursor.execute(f"SET CONSTRAINTS {name} IMMEDIATE")
             yield
             cursor.execute(f"SET CONSTRAINTS {name} DEFERRED")

@@ -1205,6 +1205,14 @@ def _record_run(
     return run
 
 
+# A quick final's rows, as the server finds them in its evidence row written just before (in the
+# same transaction): the body's own text, parsed once there.
+EVIDENCE_ROWS_SQL = (
+    f"(SELECT convert_from(content, 'UTF8')::jsonb FROM {RawBundle._meta.db_table} "
+    "WHERE sha256 = %s) -> 'bundle' -> 'results'"
+)
+
+
 class _GeneralPath(Exception):
     """The quick way of a final (`_final_rows_first`) does not fit: roll back, go the general way."""
 
@@ -1235,8 +1243,8 @@ def _final_rows_first(
     signature verifies, not a duplicate, that resends its checkpointed rows first and unchanged,
     passes the schema and wins its claim. The commit's transaction starts at once, and in one
     pipeline the prior reads (with the evidence row, which joins the transaction) and the run's
-    per-case rows (the server takes them out of the body's own text) are sent before anything
-    else: the database writes the rows while this thread checks the signature and the schema,
+    per-case rows (the server takes them out of that row: the body travels once, and no text of
+    the rows is made here) are sent before anything else: the database writes the rows while this thread checks the signature and the schema,
     scores and scans (docs/protocol.md §Ingest cost).
 
     Anything else rolls all of it back and returns None: the caller then answers the bundle the
@@ -1246,6 +1254,7 @@ def _final_rows_first(
 
     The answer's ingest-log row commits with the run (it says 200 only if the commit holds)."""
     bundle = envelope.bundle
+    rows = bundle["results"]
     logged = partial(
         log_attempt,
         route=IngestRoute.RESULTS,
@@ -1257,13 +1266,12 @@ def _final_rows_first(
         client_ip=client_ip,
         bundle_sha256=evidence.digest,
     )
-    text = evidence.body.data.decode("utf-8")  # parsed already: UTF-8
     sent_prior = partial(_prior_sent, session, job_sig, evidence, final=True)
     try:
         with transaction.atomic():
             now = timezone.now()
             with board_services.rows_written_ahead(
-                text, of_envelope=True, before=sent_prior
+                evidence.digest, rows_sql=EVIDENCE_ROWS_SQL, before=sent_prior
             ) as rows_ahead:
                 signed, row_texts = _signature_check(
                     session.key.public_key, envelope.signature, bundle, splice=True
@@ -1288,7 +1296,7 @@ def _final_rows_first(
                     row_texts,
                     is_checked=False,
                 )
-                rows, rows_json = bundle["results"], f"[{', '.join(row_texts)}]"
+                rows_json = f"[{', '.join(row_texts)}]"
                 # The rows are written already: their text is not made again.
                 prepare = _preparer(submission, session, rows, rows_json, True)
                 prepared, found, claim = _claimed(
@@ -1299,15 +1307,22 @@ def _final_rows_first(
                     count_held=False,
                 )
                 prior = rows_ahead.sent_before()
-            checkpointed = prior.checkpointed
-            if (
-                prior.duplicate_of is not None
-                or claim is None
-                or claim[1] != checkpointed.checkpoints
-                or _merged_rows(session, rows, checkpointed, row_texts)[0] is not rows
-            ):
-                raise _GeneralPath  # a duplicate, a moved session, or rows to merge
-            run = _record_run(prepared, now, rows_ahead, found, key_status=claim[0], also=logged)
+                checkpointed = prior.checkpointed
+                if (
+                    prior.duplicate_of is not None
+                    or claim is None
+                    or claim[1] != checkpointed.checkpoints
+                    or _merged_rows(session, rows, checkpointed, row_texts)[0] is not rows
+                    or rows_ahead.read().written != len(rows)
+                ):
+                    # A duplicate, a moved session, rows to merge, or no inline evidence to read.
+                    raise _GeneralPath
+                # Still in the pipeline: the run, its manifest and log row are written before
+                # its end reads their answers (one wait for the manifest, the log and the rows'
+                # foreign-key check).
+                run = _record_run(
+                    prepared, now, rows_ahead, found, key_status=claim[0], also=logged
+                )
     except (
         _GeneralPath,
         Refusal,
