@@ -1244,8 +1244,9 @@ def _final_rows_first(
     passes the schema and wins its claim. The commit's transaction starts at once, and in one
     pipeline the prior reads (with the evidence row, which joins the transaction) and the run's
     per-case rows (the server takes them out of that row: the body travels once, and no text of
-    the rows is made here) are sent before anything else: the database writes the rows while this thread checks the signature and the schema,
-    scores and scans (docs/protocol.md §Ingest cost).
+    the rows is made here) are sent before anything else: the database writes the rows while
+    this thread checks the signature and the schema, scores and scans (docs/protocol.md §Ingest
+    cost).
 
     Anything else rolls all of it back and returns None: the caller then answers the bundle the
     general way (`_submit_checked`), which does each thing again in its order, side effects
@@ -1292,8 +1293,7 @@ def _final_rows_first(
                     job_sig,
                     context,
                     model_output_clean,
-                    None,
-                    row_texts,
+                    row_texts=row_texts,
                     is_checked=False,
                 )
                 rows_json = f"[{', '.join(row_texts)}]"

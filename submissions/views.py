@@ -172,10 +172,11 @@ def open_run(request, body):
 @pod_route(IngestRoute.RESULTS, method="POST", cap="AEON_MAX_RESULTS_BYTES", counts_ip=True)
 def results(request, body, run_id):
     # The run and its token are checked before the body is read (docs/protocol.md).
+    ip = client_ip(request)
     session = services.admit_results(
-        run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"), ip=client_ip(request)
+        run_id=run_id, token=request.headers.get("X-Aeon-Run-Token"), ip=ip
     )
-    return services.submit_results(session=session, body=body.read(), client_ip=client_ip(request))
+    return services.submit_results(session=session, body=body.read(), client_ip=ip)
 
 
 @pod_route(IngestRoute.JOB_STATUS, method="GET", logged=False)
