@@ -7,7 +7,9 @@ bind = os.environ.get("GUNICORN_BIND") or (
     f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 )
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-worker_class = "gthread"
+# Request threads taken most recently idle first: a pod sending one request after another stays
+# on one warm thread and database connection (config/gworker.py).
+worker_class = "config.gworker.ThreadWorker"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 # A pod's final upload may be 128 MiB on a slow link: the request thread reads it as it comes
 # (a gthread worker keeps its heartbeat meanwhile); the pod itself gives up after 120 s and

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.db import connection
 
+from config.gworker import WORKER_CLASS
 from submissions.demo.podclient import USER_AGENT, PodClient
 from submissions.models import IngestLogEntry
 from tests.podchannel import MODEL, TEXT_SUITE, results_path
@@ -104,7 +105,7 @@ def workers_of(master: int) -> list[int]:
 
 @pytest.fixture
 def gunicorn_board(postgres, tmp_path):
-    """The board under gunicorn as deployed (gthread workers), on the test database."""
+    """The board under gunicorn as deployed (its threaded worker), on the test database."""
     db = connection.settings_dict
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -119,7 +120,7 @@ def gunicorn_board(postgres, tmp_path):
     env.pop("CELERY_BROKER_URL", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "2", "--threads", "4"]
-        + ["--timeout", "150", "--bind", f"127.0.0.1:{port}"],
+        + ["--worker-class", WORKER_CLASS, "--timeout", "150", "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -70,7 +70,7 @@ def test_canonical_json_keeps_floats_escapes_non_ascii_and_allows_nan():
     "value",
     [
         {"b": [1, -0.0, 1e16, 5e-324, 10**40, float("inf"), -float("inf")], "a": None},
-        {"s": "\x00\x1f\u2028É😀\"\\/", "t": True, "f": False, "e": [], "o": {}},
+        {"s": '\x00\x1f\u2028É😀"\\/', "t": True, "f": False, "e": [], "o": {}},
         "top-level text",
         [[[[{"deep": [1.25]}]]]],
         {2: "int keys", 1: "sorted as numbers"},

@@ -1,6 +1,7 @@
 """Measure ingest against its byte floor, the way production serves it.
 
-By default the command starts what it measures: gunicorn (one worker, four threads, as deployed)
+By default the command starts what it measures: gunicorn (one worker, four threads, the deployed
+worker class: config/gworker.py)
 on a free port against DATABASE_URL (connections kept 60 s, as deploy/compose.yaml keeps them), with a Redis broker so the weight check leaves the request
 as in production (the broker only queues: no worker runs, and the queued checks are removed
 afterwards). It then uploads, through the signing pod client, a 174-case text final (0.2 MiB,
@@ -32,6 +33,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
+from config.gworker import WORKER_CLASS
 from submissions.demo.bundles import (
     DEMO_MODELS,
     PERF_SUITE_ID,
@@ -219,7 +221,8 @@ class Command(BaseCommand):
         }
         env = {name: value for name, value in env.items() if value != ""}
         command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "1"]
-        command += ["--threads", "4", "--timeout", "150", "--bind", f"127.0.0.1:{port}"]
+        command += ["--threads", "4", "--worker-class", WORKER_CLASS]
+        command += ["--timeout", "150", "--bind", f"127.0.0.1:{port}"]
         return subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
 
     @staticmethod
@@ -347,7 +350,7 @@ class Command(BaseCommand):
         report = {
             "measured_at": int(time.time()),
             "database": connection.vendor,
-            "server": "gunicorn 1 worker x 4 threads",
+            "server": f"gunicorn 1 worker x 4 threads ({WORKER_CLASS})",
             "broker": broker or None,
             "load_average": os.getloadavg(),
             "uploads": rows,
