@@ -131,7 +131,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--url", help="measure a board already serving here instead")
         parser.add_argument("--jobs", type=int, default=5, help="--url mode: demo jobs to send")
-        parser.add_argument("--small", type=int, default=7, help="0.2 MiB finals to time")
+        parser.add_argument("--small", type=int, default=25, help="0.2 MiB finals to time")
         parser.add_argument("--large", type=int, default=3, help="64 MiB finals to time")
         parser.add_argument("--output", help="JSON report (default var/bench/ingest-<time>.json)")
         parser.add_argument(
@@ -323,7 +323,8 @@ class Command(BaseCommand):
     def _table(self, rows: list[dict], broker: str) -> None:
         mib = 1024 * 1024
         self.stdout.write(
-            f"PostgreSQL: {connection.vendor == 'postgresql'}; gunicorn 1 worker x 4 threads; "
+            f"PostgreSQL: {connection.vendor == 'postgresql'}; gunicorn 1 worker x 4 threads "
+            f"({WORKER_CLASS}); "
             f"Celery: {'Redis broker ' + broker if broker else 'eager (no Redis)'}"
         )
         self.stdout.write(
