@@ -49,9 +49,13 @@ class LifoThreadPool(Executor):
                 # A daemon: an idle thread never holds its process up at exit. Gunicorn stops
                 # a worker only after its requests in flight end (or its graceful timeout), and
                 # a request cut off there rolls back with its database connection.
+                # The work goes through the thread's slot: an argument of the thread would be
+                # held by it for as long as it lives.
+                slot = _Slot()
+                slot.work = work
                 thread = threading.Thread(
                     target=self._serve,
-                    args=(work,),
+                    args=(slot,),
                     name=f"{self._prefix}-{len(self._threads)}",
                     daemon=True,
                 )
@@ -75,8 +79,8 @@ class LifoThreadPool(Executor):
                 if thread is not threading.current_thread():
                     thread.join()
 
-    def _serve(self, work: "_Work | None") -> None:
-        slot = _Slot()
+    def _serve(self, slot: "_Slot") -> None:
+        work, slot.work = slot.work, None
         while work is not None:
             work.run()
             with self._lock:
@@ -85,6 +89,7 @@ class LifoThreadPool(Executor):
                     continue
                 if self._shutdown:
                     return
+                work = None  # nothing of the last request is held while idle
                 slot.ready.clear()
                 self._idle.append(slot)
             slot.ready.wait()

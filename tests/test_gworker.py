@@ -1,6 +1,7 @@
 """Gunicorn's request threads, most recently idle first (config/gworker.py): the pool on its own,
 then gunicorn started with the production configuration file, from outside over HTTP."""
 
+import gc
 import os
 import runpy
 import signal
@@ -9,6 +10,7 @@ import sys
 import threading
 import time
 import urllib.request
+import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -107,6 +109,25 @@ def test_an_exception_reaches_its_future_and_a_cancelled_future_never_runs():
         assert pool.submit(lambda: 7).result(timeout=10) == 7  # the thread still serves
     finally:
         release.set()
+        pool.shutdown()
+
+
+def test_an_idle_thread_holds_nothing_of_its_last_work():
+    """A request's objects (a 128 MiB body among them) go once it is answered, not when its
+    thread next works."""
+
+    class Answer:
+        pass
+
+    pool = LifoThreadPool(1)
+    try:
+        future = pool.submit(Answer)
+        answer = weakref.ref(future.result(timeout=10))
+        del future
+        time.sleep(0.1)  # the thread goes idle
+        gc.collect()
+        assert answer() is None
+    finally:
         pool.shutdown()
 
 
