@@ -51,6 +51,10 @@ def queued_args(client) -> list[str]:
     ]
 
 
+# Closing a response sends request_finished, whose handler looks at the database connection
+# (Django's close_old_connections), as after any request: once an earlier test has opened it,
+# that needs database access.
+@pytest.mark.django_db
 def test_a_publish_queued_by_a_view_waits_until_the_response_is_closed(broker):
     client, note = broker
 
@@ -104,6 +108,8 @@ def test_an_inline_task_runs_before_the_answer(broker):
     assert client.llen(QUEUE) == 0
 
 
+# As above: closing the response looks at the database connection.
+@pytest.mark.django_db
 def test_a_publish_that_fails_after_the_answer_is_logged_not_raised(broker, caplog):
     client, note = broker
 
