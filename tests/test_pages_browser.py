@@ -169,13 +169,19 @@ class Visit:
             "console",
             lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None,
         )
-        self.page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url}"))
+        self.page.on("requestfailed", self._failed)
         self.page.on(
             "response",
             lambda r: (
                 self.problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None
             ),
         )
+
+    def _failed(self, request) -> None:
+        # A request the next navigation cancels (the favicon a page was still fetching when a
+        # test moved on) fails net::ERR_ABORTED: the tab's own doing, not the board's.
+        if request.failure != "net::ERR_ABORTED":
+            self.problems.append(f"failed: {request.url} ({request.failure})")
 
     def open(self, url: str):
         response = self.page.goto(url)
