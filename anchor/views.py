@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from anchor import selectors
 from anchor.build import board_version, build_hash
+from anchor.keyring import as_document, published_keys
 from anchor.keys import BoardKeyError, load_board_key
 from config.api_errors import Reason, json_error
 from submissions.signing import canonical_json
@@ -81,16 +82,22 @@ class RunManifestView(TrustView):
 
 
 def well_known(request):
-    board_key, error = _key_or_error()
-    if error:
-        return error
+    try:
+        keys = published_keys()
+    except BoardKeyError:
+        return json_error(
+            Reason.UNAVAILABLE, "the board's signing key is not configured", 503, retry_after=60
+        )
     return JsonResponse(
         {
             "name": "AEON Board",
             "site": settings.AEON_SITE_URL or None,
             "version": board_version(),
             "alg": ALG,
-            "public_key": board_key.public_key_b64,
+            "public_key": keys[0].public_key,
+            # The current key and every key it replaced, with when each was in use: a manifest
+            # version verifies only with one of these (docs/trust-anchor.md §Published keys).
+            "keys": as_document(keys),
             "build_hash": build_hash(),
             "attestation_endpoint": "/api/attestation",
             "verify": {
@@ -105,6 +112,8 @@ def well_known(request):
                 "manifest_endpoint": "/api/runs/{run_id}/manifest",
                 "manifest": "the signature covers the canonical JSON of `manifest`; "
                 "`?version=N` serves an earlier version, `versions` lists them all",
+                "keys": "a manifest's envelope names the key that signed it: it must be one of "
+                "`keys` (the current key, or a retired one for versions signed before)",
             },
         }
     )

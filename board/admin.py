@@ -66,6 +66,31 @@ class RunAdmin(EvidenceAdmin):
     ]
 
 
+class PerfPhysicsFilter(admin.SimpleListFilter):
+    """For moderators (docs/cohorts.md §Rooflines, §Drafter health): benchmarks with a cohort
+    beyond its roofline (unranked when a headline figure rests on one), or a drafter barely
+    accepting."""
+
+    title = "perf physics"
+    parameter_name = "physics"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("beyond_roofline", "a cohort beyond its roofline"),
+            ("barely_accepting", "drafter barely accepting"),
+            ("no_bound", "no roofline (facts unknown)"),
+        ]
+
+    def queryset(self, request, queryset):
+        if self.value() == "beyond_roofline":
+            return queryset.filter(roofline__status="beyond")
+        if self.value() == "barely_accepting":
+            return queryset.filter(drafter_health__status="barely_accepting")
+        if self.value() == "no_bound":
+            return queryset.filter(roofline__status="unknown")
+        return queryset
+
+
 @admin.register(Benchmark)
 class BenchmarkAdmin(EvidenceAdmin):
     list_display = [
@@ -79,7 +104,14 @@ class BenchmarkAdmin(EvidenceAdmin):
         "withheld",
         "created_at",
     ]
-    list_filter = ["ranked", "flagged", "withheld", "trust", "hardware_class"]
+    list_filter = [
+        "ranked",
+        "flagged",
+        "withheld",
+        "trust",
+        "hardware_class",
+        PerfPhysicsFilter,
+    ]
     search_fields = ["public_id", "model__canonical_id", "key_fingerprint"]
     actions = [
         reason_action("flag_benchmarks", "Flag the selected benchmarks", _flag_benchmark(True)),

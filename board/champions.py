@@ -31,6 +31,7 @@ __all__ = [
     "Spread",
     "beats",
     "best_composites",
+    "copies",
     "measure",
     "replay",
     "reproductions",
@@ -67,6 +68,10 @@ class Entry:
 
     `ranked`: complete, attested, above the context floor, not flagged. `applicable`: its recipe
     can be applied by someone else (docs/champions.md). `recipe` is the recipe id, "" if unknown.
+    `pod`: who measured it — the keys submitting from one network count as one pod
+    (docs/champions.md §Reproductions); `key` is the device key itself. `evidence`: digests of
+    its runs' per-case evidence; `copy_of`: the earlier benchmark of another pod whose evidence it
+    repeats ("" when none; see `copies`).
     """
 
     benchmark: str
@@ -82,6 +87,9 @@ class Entry:
     single_stream: float | None = None
     ttft_ms: float | None = None
     tpot_ms: float | None = None
+    key: str = ""
+    evidence: frozenset[str] = frozenset()
+    copy_of: str = ""
 
     @property
     def order(self) -> tuple:
@@ -129,14 +137,22 @@ class Reproduction:
     benchmarks: tuple[str, ...]
     pods: int
     spreads: dict[Axis, Spread] = field(default_factory=dict)
+    keys: int = 0  # distinct device keys; more than `pods` when several share a network
+    copies: tuple[str, ...] = ()  # benchmarks of the recipe that repeat another pod's evidence
 
     def describe(self, axis: Axis) -> str:
+        keys = ""
+        if self.keys > self.pods:
+            networks = "1 network" if self.pods == 1 else f"{self.pods} networks"
+            keys = f" ({self.keys} keys, {networks})"
         if self.pods < 2:
+            if keys:
+                return f"reproduced by 1 pod{keys}"
             return "measured by one pod only"
         spread = self.spreads.get(axis)
         if spread is None:
-            return f"reproduced by {self.pods} pods"
-        return f"reproduced by {self.pods} pods, spread {100 * spread.relative:.1f} %"
+            return f"reproduced by {self.pods} pods{keys}"
+        return f"reproduced by {self.pods} pods{keys}, spread {100 * spread.relative:.1f} %"
 
 
 def measure(entry: Entry, axis: Axis) -> Measure | None:
@@ -176,12 +192,38 @@ def beats(challenger: Measure, holder: Measure, axis: Axis) -> bool:
 
 
 def best_composites(entries: Iterable[Entry]) -> dict[str, float]:
-    """The best composite of each model among ranked benchmarks: the quality floor's reference."""
-    best: dict[str, float] = {}
+    """The quality floor's reference of each model (docs/champions.md §The quality floor), from
+    its ranked benchmarks (graded by the board: a disputed grading never ranks) that copy no one:
+    the best composite that a second pod reached too — each pod's best, then the second highest of
+    those; with one pod only, its best. One run, or one pod, cannot move it."""
+    per_pod: dict[str, dict[str, float]] = defaultdict(dict)
     for entry in entries:
-        if entry.ranked and entry.composite is not None:
-            best[entry.model] = max(best.get(entry.model, entry.composite), entry.composite)
-    return best
+        if entry.ranked and entry.composite is not None and not entry.copy_of:
+            bests = per_pod[entry.model]
+            bests[entry.pod] = max(bests.get(entry.pod, entry.composite), entry.composite)
+    return {model: reference_composite(bests.values()) for model, bests in per_pod.items()}
+
+
+def reference_composite(pod_bests: Iterable[float]) -> float:
+    """The second highest of the pods' best composites (the median of the top three when there
+    are three or more), or the only one."""
+    ordered = sorted(pod_bests, reverse=True)
+    return ordered[1] if len(ordered) > 1 else ordered[0]
+
+
+def copies(entries: Iterable[Entry]) -> dict[str, str]:
+    """Benchmark → the earlier benchmark of another pod whose per-case evidence it repeats: the
+    same outputs and timings signed again by another key are not a second measurement."""
+    first: dict[str, Entry] = {}
+    found: dict[str, str] = {}
+    for entry in sorted(entries, key=lambda entry: entry.order):
+        for digest in sorted(entry.evidence):
+            original = first.get(digest)
+            if original is None:
+                first[digest] = entry
+            elif original.pod != entry.pod and entry.benchmark not in found:
+                found[entry.benchmark] = original.benchmark
+    return found
 
 
 def passes_quality_floor(entry: Entry, best: dict[str, float]) -> bool:
@@ -199,7 +241,7 @@ def replay(entries: Iterable[Entry], axis: Axis, best: dict[str, float]) -> list
     """
     contenders = []
     for entry in entries:
-        if not (entry.ranked and entry.applicable):
+        if not (entry.ranked and entry.applicable) or entry.copy_of:
             continue
         if axis.is_speed and not passes_quality_floor(entry, best):
             continue
@@ -225,8 +267,11 @@ def reproductions(entries: Iterable[Entry]) -> dict[tuple[str, str], Reproductio
     """Per (recipe, model): the ranked benchmarks that used it, how many distinct pods measured
     them and the spread of each axis. Benchmarks without a recipe id reproduce nothing."""
     groups: dict[tuple[str, str], list[Entry]] = defaultdict(list)
+    copied: dict[tuple[str, str], list[str]] = defaultdict(list)
     for entry in entries:
-        if entry.ranked and entry.recipe:
+        if entry.ranked and entry.recipe and entry.copy_of:
+            copied[(entry.recipe, entry.model)].append(entry.benchmark)
+        elif entry.ranked and entry.recipe:
             groups[(entry.recipe, entry.model)].append(entry)
     found = {}
     for (recipe, model), members in groups.items():
@@ -242,5 +287,7 @@ def reproductions(entries: Iterable[Entry]) -> dict[tuple[str, str], Reproductio
             benchmarks=tuple(entry.benchmark for entry in members),
             pods=len({entry.pod for entry in members}),
             spreads=spreads,
+            keys=len({entry.key or entry.pod for entry in members}),
+            copies=tuple(copied.get((recipe, model), ())),
         )
     return found

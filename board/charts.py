@@ -8,6 +8,7 @@ queued-beyond-max-num-seqs rungs circled.
 """
 
 import hashlib
+import html
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from django.core.cache import cache
 from board.glossary import mark_label
 from board.perf import CATEGORIES, CohortMark
 
-CHARTS_VERSION = 1  # bump when a figure's shape changes: cached figures are keyed by it
+CHARTS_VERSION = 2  # bump when a figure's shape changes: cached figures are keyed by it
 CATEGORY_COLOURS = {  # legible on white and on near-black
     "math": "#4c8bf5",
     "instruction": "#f28e2b",
@@ -29,6 +30,13 @@ EXCLUDED_COLOUR = "#8b949e"
 QUEUED_COLOUR = "#d4a72c"
 LOG_AXIS = {"type": "log", "dtick": 1, "tickformat": ",.0f"}  # labels at powers of ten only
 SERIES_COLOURS = ("#4c8bf5", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2")
+
+
+def plot_text(value) -> str:
+    """A string as plotly must be given it to show it as text: plotly reads a subset of HTML in
+    every text, name, legend and hover string (`<a href>`, `<b>`, `<br>`…), and shows entities
+    as the characters they name. Every string that may come from a pod goes through here."""
+    return html.escape(str(value), quote=False)
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,7 @@ def _line_chart(cohorts, value, *, y_title: str, log_y: bool = False) -> go.Figu
                 mode="markers",
                 name=name,
                 marker=marker,
-                text=[f"{c.label}: {_reasons(c)}" for c in cells],
+                text=[plot_text(f"{c.label}: {_reasons(c)}") for c in cells],
                 hovertemplate="%{text}<br>%{y}<extra></extra>",
             )
         )
@@ -138,7 +146,7 @@ def _heatmap(cohorts) -> go.Figure:
             z_row.append(round(found.aggregate_tps, 1))
             flag = "✕ " if not found.valid else ("◌ " if found.labels else "")
             text_row.append(f"{flag}{found.aggregate_tps:,.0f}")
-            note_row.append(_reasons(found) or "valid")
+            note_row.append(plot_text(_reasons(found) or "valid"))
         z.append(z_row)
         text.append(text_row)
         notes.append(note_row)
@@ -241,7 +249,7 @@ def comparison_chart(sides: list[tuple[str, list]]) -> Chart | None:
                 x=concs,
                 y=[round(best[c], 1) for c in concs],
                 mode="lines+markers",
-                name=name,
+                name=plot_text(name),
                 line={"color": SERIES_COLOURS[index % len(SERIES_COLOURS)], "width": 2},
             )
         )
@@ -258,6 +266,7 @@ def comparison_chart(sides: list[tuple[str, list]]) -> Chart | None:
 
 
 def _reign_text(reign, unit: str) -> str:
+    """Hover lines joined by plotly's `<br>`, each line's text escaped (`plot_text`)."""
     figure = f"{reign.value:,.1f} {unit}"
     if reign.secondary is not None:
         figure += f" · TPOT {reign.secondary:,.1f} ms"
@@ -268,10 +277,13 @@ def _reign_text(reign, unit: str) -> str:
         if reign.until and reign.dethroned_by
         else "holds it"
     )
-    return (
-        f"{reign.benchmark.model.canonical_id}<br>{figure}<br>"
-        f"benchmark {reign.benchmark.public_id}<br>since {reign.since:%Y-%m-%d}, {until}"
+    lines = (
+        reign.benchmark.model.canonical_id,
+        figure,
+        f"benchmark {reign.benchmark.public_id}",
+        f"since {reign.since:%Y-%m-%d}, {until}",
     )
+    return "<br>".join(plot_text(line) for line in lines)
 
 
 def crown_timeline(history) -> Chart:
@@ -337,7 +349,7 @@ def _crown_timeline(history) -> Chart:
                 x=[position for position, _ in held],
                 y=[round(reign.value, 2) for _, reign in held],
                 mode="markers+text",
-                name=model,
+                name=plot_text(model),
                 marker={"size": 12, "color": SERIES_COLOURS[index % len(SERIES_COLOURS)]},
                 text=[f"{reign.value:,.0f}" for _, reign in held],
                 textposition="top center",

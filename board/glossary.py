@@ -31,12 +31,30 @@ BADGES = {
     "row: the composite is shown but does not rank.",
     Badge.SEEDED: "The quality run used a fixed sampling seed (bench_seed): a reproducibility "
     "run, not a ranked one.",
+    Badge.GRADING_DISPUTED: "The board graded the deterministic cases again from the raw outputs "
+    "and its composite differs from the pod's by more than 1 point: shown beside the pod's, "
+    "never ranked, never a champion, never the quality floor's reference.",
+    Badge.SUITE_HASH_UNKNOWN: "The quality run's suite_hash is not one the board knows for its "
+    "suite: the cases it answered may not be the suite's, so it does not make the benchmark "
+    "complete.",
+    Badge.TIER_MISSING: "Some category and difficulty of the suite has less than 90 % of its "
+    "cases answered (a tier was left out): not complete.",
+    Badge.UNKNOWN_CASES: "The quality run sent rows whose case ids are not in its suite: they "
+    "are shown and never counted.",
+    Badge.EVIDENCE_COPY: "Its per-case evidence (outputs and timings) is another pod's earlier "
+    "run signed again: it reproduces nothing and is never a champion.",
     Badge.UNKNOWN_SUITE: "A run of a suite the board does not know: stored and shown, never "
     "ranked.",
     Badge.DRAFTER_UNPINNED: "The speculative-decoding drafter is not pinned to a commit. "
     "Speculative decoding is lossless, so this does not block ranking.",
     Badge.DRAFTER_MISSING: "The drafter repository was not found on Hugging Face at the "
     "declared commit.",
+    Badge.DRAFTER_BARELY_ACCEPTING: "The recipe configures a drafter, but its acceptance under "
+    "sustained load is under 10 % of the tokens it drafts (figure below): the answers stay "
+    "right, the speed-up is mostly lost. Shown; it still ranks.",
+    Badge.BEYOND_ROOFLINE: "The peak, single-stream or latency figure rests on a cohort beyond "
+    "what the hardware class's memory bandwidth allows this model (its roofline, with a 50 % "
+    "tolerance; see Roofline below): not ranked, never a champion, listed for moderators.",
     Badge.WEIGHTS_PENDING: "The weight check against Hugging Face has not finished: unranked "
     "until it does.",
     Badge.WEIGHTS_MISMATCH: "The weight files the pod hashed differ from Hugging Face's at that "
@@ -76,6 +94,17 @@ MARKS = {
     CohortMark.TOO_MANY_ERRORS: (
         "too many errors",
         "More than 10 % of the cell's requests failed. Shown, kept out of peaks and champions.",
+    ),
+    CohortMark.NOT_FINITE: (
+        "not a finite number",
+        "A figure derived from the cell (its tokens divided by its wall-clock) overflows: it "
+        "cannot be checked. Shown with the reported figure, kept out of peaks and champions.",
+    ),
+    CohortMark.BEYOND_ROOFLINE: (
+        "beyond its roofline",
+        "A figure of this cell is beyond what the class's memory bandwidth allows this model "
+        "(decode faster than reading its active weights allows, or TTFT/TPOT under one pass "
+        "over them), by more than the 50 % tolerance. Shown, kept out of peaks and champions.",
     ),
     CohortMark.QUEUED_BEYOND_MAX_NUM_SEQS: (
         "queued beyond max-num-seqs",

@@ -27,6 +27,7 @@ __all__ = [
     "classify_hardware",
     "is_rankable_class",
     "normalise_label",
+    "query_device_count",
 ]
 
 # Labels are untrusted operator text; nothing real is this long, so do not try to parse it.
@@ -217,6 +218,24 @@ def normalise_label(label: str | None) -> HardwareClassSpec:
     if max(len(spec.slug), len(spec.name)) > MAX_CLASS_TEXT:
         return _UNLABELED
     return spec
+
+
+def query_device_count(label: str | None) -> int | None:
+    """The device count a hardware query asks for (docs/champions.md §The champion recipes pods
+    fetch): the count its label names (`2× RTX 5090 32GB`, `dual DGX Spark`, `NVIDIA GPU ×2`),
+    one for a card named without a count (pods label one card `RTX 5090 32GB`), and None when
+    it asks for no count — a Spark named without one (pods always write `single`/`dual`…, so
+    `dgx spark` is a person's query for every count) or a query naming no class at all."""
+    spec = normalise_label(label)
+    if spec.family is Family.UNLABELED:
+        return None
+    if spec.family is Family.DGX_SPARK:
+        pieces = [piece.strip() for piece in _clean(label).split(",") if piece.strip()]
+        named = any(
+            _LEADING_COUNT.fullmatch(piece) or _TRAILING_COUNT.search(piece) for piece in pieces
+        )
+        return spec.device_count if named else None
+    return spec.device_count
 
 
 def classify_hardware(

@@ -20,6 +20,7 @@ DOCS = (
     ("hardware-classes", "Hardware classes"),
     ("recipes", "Recipes"),
     ("champions", "Champions"),
+    ("lab", "The recipe lab"),
 )
 
 

@@ -52,6 +52,8 @@ class Badge(models.TextChoices):
     UNKNOWN_SUITE = "unknown_suite", "unknown suite"
     DRAFTER_UNPINNED = "drafter_unpinned", "drafter unpinned"
     DRAFTER_MISSING = "drafter_missing", "drafter missing on Hugging Face"
+    DRAFTER_BARELY_ACCEPTING = "drafter_barely_accepting", "drafter barely accepting"
+    BEYOND_ROOFLINE = "beyond_roofline", "beyond its roofline"
     WEIGHTS_PENDING = "weights_pending", "weights check pending"
     WEIGHTS_MISMATCH = "weights_mismatch", "weights mismatch"
     WEIGHTS_UNVERIFIABLE = "weights_unverifiable", "weights unverifiable"
@@ -60,6 +62,11 @@ class Badge(models.TextChoices):
     LOCAL_WEIGHTS = "local_weights", "local weights"
     UNLABELED_HARDWARE = "unlabeled_hardware", "unlabeled hardware"
     FLAGGED = "flagged", "flagged by a moderator"
+    GRADING_DISPUTED = "grading_disputed", "scores disagree with the board's grading"
+    SUITE_HASH_UNKNOWN = "suite_hash_unknown", "suite hash unknown"
+    TIER_MISSING = "tier_missing", "a difficulty tier is missing"
+    UNKNOWN_CASES = "unknown_cases", "cases not in the suite"
+    EVIDENCE_COPY = "evidence_copy", "copy of another pod's run"
 
 
 class Suite(models.Model):
@@ -182,6 +189,10 @@ class Benchmark(models.Model):
     perf_run_id = models.CharField(max_length=32, blank=True)
     completed_at = models.DateTimeField(null=True)
     recipe_applicable = models.BooleanField(default=False)
+    # docs/cohorts.md §Rooflines and §Drafter health, from the perf run: the bounds, the figures
+    # beyond them and % of roofline; the drafter's acceptance.
+    roofline = models.JSONField(default=dict)
+    drafter_health = models.JSONField(default=dict)
 
     objects = BenchmarkQuerySet.as_manager()
 
@@ -300,11 +311,21 @@ class Run(models.Model):
         default=dict
     )  # peak, single-stream, latency, overall rows, other sections
     flagged = models.BooleanField(default=False)  # a moderator's flag: shown, never counted
+    # board/modelfacts.py of the verified commit (docs/cohorts.md §Rooflines); {} until verified.
+    model_facts = models.JSONField(default=dict)
 
     objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-committed_at"]
+        indexes = [
+            # The beat's sweep reads the pending runs every minute (submissions/weight_checks.py).
+            models.Index(
+                fields=["committed_at"],
+                condition=models.Q(verification="pending"),
+                name="run_pending_by_commit",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id} {self.board} {self.model_name}"
@@ -478,6 +499,8 @@ class RecipeReproduction(models.Model):
     pods = models.PositiveIntegerField()
     benchmark_ids = models.JSONField(default=list)  # public ids, in commit order
     spreads = models.JSONField(default=dict)
+    keys = models.PositiveIntegerField(default=0)  # device keys: more than pods on one network
+    copies = models.JSONField(default=list)  # benchmarks repeating another pod's evidence
 
     class Meta:
         constraints = [
@@ -536,3 +559,80 @@ class BoardGeneration(models.Model):
     """One row: bumped whenever what the board shows changes; cached answers are keyed by it."""
 
     number = models.BigIntegerField()
+
+
+# --- the recipe lab (docs/lab.md): single-flag experiments, rewritten with the read models ----
+
+
+class FlagPair(models.Model):
+    """Two recipes of one pod, one model, weight set, engine and image on one class whose flags
+    differ in exactly one option (board/lab.py): `base` without the change, `other` with it.
+    The benchmark page reads its "one flag away" neighbours here."""
+
+    hardware_class = models.ForeignKey(HardwareClass, on_delete=models.CASCADE, related_name="+")
+    model = models.ForeignKey(BenchModel, on_delete=models.CASCADE, related_name="+")
+    key_fingerprint = models.CharField(max_length=16)
+    flag = models.CharField(max_length=200)
+    change_key = models.CharField(max_length=2000)
+    change = models.JSONField(default=dict)  # {flag, kind, before, after}
+    base_recipe_id = models.CharField(max_length=64)
+    other_recipe_id = models.CharField(max_length=64)
+    base_benchmark_ids = models.JSONField(default=list)  # public ids
+    other_benchmark_ids = models.JSONField(default=list)
+    base_figures = models.JSONField(default=dict)  # axis → the side's median figure
+    other_figures = models.JSONField(default=dict)
+    deltas = models.JSONField(default=dict)  # axis → ratio (speed) or difference (points)
+
+    class Meta:
+        indexes = [models.Index(fields=["hardware_class", "model", "key_fingerprint"])]
+
+
+class FlagEffect(models.Model):
+    """What one change measured for one model on one class: per axis the median, smallest and
+    largest of its pairs' deltas, and how many pairs and pods stand behind it."""
+
+    hardware_class = models.ForeignKey(HardwareClass, on_delete=models.CASCADE, related_name="+")
+    model = models.ForeignKey(BenchModel, on_delete=models.CASCADE, related_name="+")
+    flag = models.CharField(max_length=200, db_index=True)
+    change_key = models.CharField(max_length=2000)
+    change = models.JSONField(default=dict)  # {flag, kind, before, after}
+    pair_count = models.PositiveIntegerField()
+    pod_count = models.PositiveIntegerField()
+    axes = models.JSONField(default=dict)  # axis → {how, median, min, max, n, better} or null
+    pairs = models.JSONField(default=list)  # [{pod, base: [ids], other: [ids], deltas}]
+
+    class Meta:
+        ordering = ["flag", "change_key"]
+        indexes = [models.Index(fields=["hardware_class", "model"])]
+
+
+class DrafterCurve(models.Model):
+    """For one model on one class and one drafter setting (none, or a method and its n): the
+    best valid cohort of any ranked benchmark at each concurrency measured (docs/lab.md
+    §Drafter × concurrency)."""
+
+    hardware_class = models.ForeignKey(HardwareClass, on_delete=models.CASCADE, related_name="+")
+    model = models.ForeignKey(BenchModel, on_delete=models.CASCADE, related_name="+")
+    method = models.CharField(max_length=60, blank=True)  # "" : no drafter
+    n = models.PositiveIntegerField(null=True)
+    label = models.CharField(max_length=100)
+    # [{conc, aggregate_tps, per_stream_tps, cohort, benchmark}] by concurrency
+    points = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["method", "n"]
+        indexes = [models.Index(fields=["hardware_class", "model"])]
+
+
+class DatasetExport(models.Model):
+    """One written export of the ranked board, its cohorts and recipes (docs/lab.md §Data to take
+    away): each file's bytes are in the evidence store under their sha256, listed in `files`."""
+
+    version = models.PositiveIntegerField(unique=True)  # 1, 2, …: the download's version
+    schema_version = models.CharField(max_length=60)
+    created_at = models.DateTimeField()
+    generation = models.BigIntegerField(null=True)  # the board's generation it was read at
+    files = models.JSONField(default=dict)  # name → {sha256, bytes, rows, media_type}
+
+    class Meta:
+        ordering = ["-version"]

@@ -20,6 +20,10 @@ OVERALL = "overall"
 
 TOLERANCE = 0.05  # rules 2 and 3: 5 %
 MAX_ERROR_SHARE = 0.10  # rule 4: errors ≤ 10 % of requests
+# Rule 1: no measurement of a cell comes near this (10^15 tokens, ms, tok/s …); below it, sums,
+# means and products of a cell's numbers stay finite, and what still overflows (tokens ÷ a
+# vanishing wall-clock) is marked `not_finite`.
+MAX_NUMBER = 1e15
 
 # Direct-cell evidence the board cannot do without; everything else numeric is optional.
 REQUIRED_FIELDS = (
@@ -60,6 +64,9 @@ class CohortMark(StrEnum):
     EXCEEDS_STREAM_CEILING = "exceeds_stream_ceiling"
     TOO_FEW_REQUESTS = "too_few_requests"
     TOO_MANY_ERRORS = "too_many_errors"
+    NOT_FINITE = "not_finite"
+    # Set once the weights verified and the model's facts are known (board/roofline.py).
+    BEYOND_ROOFLINE = "beyond_roofline"
     # A label, never an exclusion: the rung measured queueing, which is real but worth saying.
     QUEUED_BEYOND_MAX_NUM_SEQS = "queued_beyond_max_num_seqs"
 
@@ -74,6 +81,8 @@ _REASONS = {
     CohortMark.EXCEEDS_STREAM_CEILING: "aggregate exceeds decode tok/s × concurrency by more than 5 %",
     CohortMark.TOO_FEW_REQUESTS: "fewer requests than concurrent streams",
     CohortMark.TOO_MANY_ERRORS: "more than 10 % of requests failed",
+    CohortMark.NOT_FINITE: "a derived figure (tokens ÷ cell wall-clock) is not a finite number",
+    CohortMark.BEYOND_ROOFLINE: "beyond what the class's memory bandwidth allows this model (roofline)",
     CohortMark.QUEUED_BEYOND_MAX_NUM_SEQS: "queued beyond max-num-seqs",
 }
 
@@ -223,10 +232,14 @@ def _cohort(category: str, conc: int, ev: dict, max_num_seqs: int | None) -> Coh
         marks.append(CohortMark.UNVERIFIABLE_AGGREGATE)
     else:
         aggregate = tokens / float(wall)
-        if abs(reported - aggregate) > TOLERANCE * aggregate:
+        if not math.isfinite(aggregate):
+            # Overflowed: the cell cannot be checked; its reported figure is kept, never ranked.
+            aggregate = reported
+            marks.append(CohortMark.NOT_FINITE)
+        elif abs(reported - aggregate) > TOLERANCE * aggregate:
             marks.append(CohortMark.AGGREGATE_INCONSISTENT)
     decode = float(ev["decode_tps_mean"])
-    ceiling = decode * conc
+    ceiling = decode * conc  # finite: both are at most MAX_NUMBER, conc a column-sized count
     if aggregate > ceiling * (1 + TOLERANCE):
         marks.append(CohortMark.EXCEEDS_STREAM_CEILING)
     n, n_errors = int(ev["n"]), int(ev["n_errors"])
@@ -273,6 +286,8 @@ def _check_numbers(evidence: dict, conc: int, pointer: str) -> None:
             if key in NUMERIC_FIELDS:
                 raise PerfRowError(where, "must be a number")
             continue  # tokens_source, scope, input_tokens_estimated, future extras
+        if value > MAX_NUMBER:  # before isfinite: an integer beyond float range overflows it
+            raise PerfRowError(where, f"must be at most {MAX_NUMBER:.0e}")
         if not math.isfinite(value):
             raise PerfRowError(where, "must be finite")
         if value < 0:
@@ -295,3 +310,68 @@ def _mean(values: Iterable[float]) -> float | None:
 
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
+
+
+# --- drafter health (docs/cohorts.md §Drafter health) ---------------------------------------------
+
+# A configured drafter whose best acceptance figure is under this share of drafted tokens is
+# "barely accepting": the output stays right, but the verification work is mostly wasted.
+MIN_ACCEPTANCE_PCT = 10.0
+SUSTAINED_SUMMARY = "perf.sustained.summary"
+SUSTAINED_TIMELINE = "perf.sustained.timeline"
+
+
+def acceptance_of(other_rows: dict) -> dict:
+    """The drafter acceptance (percent of drafted tokens accepted) the sustained section carries:
+    `accept_at_low_kv` / `accept_at_high_kv` of its summary and the mean of the timeline's
+    `spec_accept_pct`. Figures that are not percentages are left out; {} when none is there."""
+    rows = {str(key).lower(): value for key, value in (other_rows or {}).items()}
+    summary = rows.get(SUSTAINED_SUMMARY)
+    summary = summary if isinstance(summary, dict) else {}
+    timeline = rows.get(SUSTAINED_TIMELINE)
+    points = timeline.get("points") if isinstance(timeline, dict) else None
+    samples = [
+        value
+        for point in (points if isinstance(points, list) else [])[:100_000]
+        if isinstance(point, dict) and (value := _percent(point.get("spec_accept_pct"))) is not None
+    ]
+    found = {
+        "at_low_kv": _percent(summary.get("accept_at_low_kv")),
+        "at_high_kv": _percent(summary.get("accept_at_high_kv")),
+        "timeline_mean": sum(samples) / len(samples) if samples else None,
+        "timeline_points": len(samples),
+    }
+    return (
+        found
+        if any(found[k] is not None for k in ("at_low_kv", "at_high_kv", "timeline_mean"))
+        else {}
+    )
+
+
+def drafter_health(acceptance: dict, drafter: dict | None) -> dict:
+    """`none` (no drafter configured), `unknown` (a drafter, no acceptance figure), `healthy`, or
+    `barely_accepting` when the best figure is under MIN_ACCEPTANCE_PCT; with the figure."""
+    if not drafter:
+        return {"status": "none"}
+    figures = [acceptance.get(k) for k in ("at_low_kv", "at_high_kv")]
+    figures = [f for f in figures if f is not None]
+    if not figures and acceptance.get("timeline_mean") is not None:
+        figures = [acceptance["timeline_mean"]]
+    method = drafter.get("method") or "drafter"
+    if not figures:
+        return {"status": "unknown", "method": method, "threshold_pct": MIN_ACCEPTANCE_PCT}
+    best = max(figures)
+    status = "barely_accepting" if best < MIN_ACCEPTANCE_PCT else "healthy"
+    return {
+        "status": status,
+        "method": method,
+        "acceptance_pct": best,
+        "threshold_pct": MIN_ACCEPTANCE_PCT,
+        **{k: acceptance.get(k) for k in ("at_low_kv", "at_high_kv", "timeline_mean")},
+    }
+
+
+def _percent(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and 0 <= value <= 100 else None

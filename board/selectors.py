@@ -3,11 +3,17 @@
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, Min, Prefetch, Q, Subquery, Sum
+from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from board.champions import Axis, Reproduction, Spread
-from board.hardware import Family, HardwareClassSpec, board_order_key, normalise_label
+from board.hardware import (
+    Family,
+    HardwareClassSpec,
+    board_order_key,
+    normalise_label,
+    query_device_count,
+)
 from board.models import (
     Benchmark,
     BenchModel,
@@ -27,6 +33,7 @@ from board.services import api_datetime
 from recipes.commands import assemble_commands
 from recipes.diff import diff_recipes
 from recipes.models import Recipe
+from recipes.policy import check_recipe, drafter_verified_by
 from recipes.scrub import scrub_recipe
 
 TRUE_WORDS = ("1", "true", "yes")
@@ -76,6 +83,7 @@ def benchmarks(
     ranked: str | None = None,
     search: str | None = None,
     pod: str | None = None,
+    without_trust: str | None = None,
 ):
     queryset = (
         Benchmark.objects.public()
@@ -98,6 +106,8 @@ def benchmarks(
         queryset = queryset.filter(model_id=model_id)
     if trust:
         queryset = queryset.filter(trust=trust)
+    if without_trust:  # the board's default: self-reported ones behind a filter
+        queryset = queryset.exclude(trust=without_trust)
     if ranked not in (None, ""):
         queryset = queryset.filter(ranked=ranked.lower() in TRUE_WORDS)
     if search:
@@ -209,9 +219,20 @@ def benchmark_detail(public_id: str) -> BenchmarkView | None:
     )
 
 
+def holds_attested(field: str) -> Exists:
+    """Whether the class (`field="hardware_class"`) or model (`"model"`) holds a public attested
+    benchmark: what puts a class or a model on the public lists (docs/hardware-classes.md
+    §Preset classes). A label or a model name alone, or self-reported uploads of them, never do:
+    anyone can enroll a key and send any text."""
+    attested = Benchmark.objects.public().filter(trust=Trust.ATTESTED, **{field: OuterRef("pk")})
+    return Exists(attested)
+
+
 def hardware_classes():
-    """The classes listed publicly (presets, and those holding a published benchmark)."""
-    return HardwareClass.objects.listed().order_by("-preset", "device_count", "name")
+    """The classes listed publicly: the presets, and those holding a public attested benchmark."""
+    return HardwareClass.objects.filter(Q(preset=True) | holds_attested("hardware_class")).order_by(
+        "-preset", "device_count", "name"
+    )
 
 
 def classes_with_benchmarks() -> set[int]:
@@ -227,7 +248,7 @@ def classes_with_benchmarks() -> set[int]:
 
 def picker_classes() -> tuple[list[HardwareClass], set[int]]:
     """The board's class picker: the Spark presets always (greyed out while empty), the other
-    classes once they hold a public benchmark, in board order (Spark by node count, the others
+    classes once they hold a public attested benchmark, in board order (Spark by node count, the others
     by their best throughput, Unlabeled last); and the ids of the classes holding one."""
     occupied = classes_with_benchmarks()
     listed = [
@@ -258,14 +279,16 @@ def hardware_classes_with_counts():
 
 
 def models_with_counts(search: str | None = None):
-    """Models with published benchmarks and how many (ranked), summed over their per-class read
-    models: a row per model and class, not per benchmark."""
+    """Models holding an attested published benchmark, with how many published benchmarks
+    (ranked), summed over their per-class read models: a row per model and class, not per
+    benchmark."""
     queryset = (
         BenchModel.objects.annotate(
             n_benchmarks=Sum("class_summaries__benchmark_count"),
             n_ranked=Sum("class_summaries__ranked_count"),
         )
         .filter(n_benchmarks__gt=0)
+        .filter(holds_attested("model"))  # listed once it holds an attested benchmark
         .order_by("canonical_id")
     )
     if search:
@@ -334,6 +357,7 @@ class RecipeUsage:
     previous: list[dict] = field(default_factory=list)
     champions: list[dict] = field(default_factory=list)
     reproductions: list[dict] = field(default_factory=list)
+    policy: dict = field(default_factory=dict)  # docs/recipes.md §The serve-flag policy
 
 
 def recipe_usage(recipe_id: str) -> RecipeUsage | None:
@@ -349,7 +373,17 @@ def recipe_usage(recipe_id: str) -> RecipeUsage | None:
     )
     if not totals["benchmarks"]:
         return None  # only withheld benchmarks used it: nothing to show
-    runs = Run.objects.public().filter(benchmark__in=published).count()
+    # The runs counted, and their drafter checks (docs/recipes.md §The serve-flag policy).
+    runs_seen = (
+        Run.objects.public()
+        .filter(benchmark__in=published)
+        .aggregate(
+            runs=Count("pk"),
+            pinned=Count("pk", filter=Q(drafter_status="pinned_ok")),
+            refused=Count("pk", filter=Q(drafter_status__in=("unpinned", "missing"))),
+        )
+    )
+    runs = runs_seen["runs"]
     shown = list(
         published.select_related("model", "hardware_class").order_by("-created_at", "-pk")[
             :RECIPE_BENCHMARKS_SHOWN
@@ -360,6 +394,10 @@ def recipe_usage(recipe_id: str) -> RecipeUsage | None:
     usage.previous = _previous_recipes(recipe, published)
     usage.champions = _champion_diffs(recipe, published)
     usage.reproductions = recipe_reproductions(recipe.pk)
+    usage.policy = recipe_policy(
+        recipe,
+        ["pinned_ok"] * bool(runs_seen["pinned"]) + ["missing"] * bool(runs_seen["refused"]),
+    )
     return usage
 
 
@@ -372,6 +410,7 @@ def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
         if len(latest) == RECIPE_MODELS_WITH_COMMANDS:
             break
     facts: dict[int, dict] = {}
+    drafters: dict[int, list[str]] = {}
     for row in (
         Run.objects.public()
         .filter(benchmark__in=[b.pk for b in latest.values()])
@@ -382,9 +421,11 @@ def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
             "hf_revision",
             "extras__deployment_manifest__verification__revision",
             "extras__weights_per_file",
+            "drafter_status",
         )
     ):
         facts.setdefault(row["benchmark_id"], row)
+        drafters.setdefault(row["benchmark_id"], []).append(row["drafter_status"])
     spec = recipe.spec()  # assemble_commands offers only allowlisted images
     commands = []
     for benchmark in latest.values():
@@ -411,6 +452,7 @@ def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
                     hf_repo=benchmark.model.hf_repo,
                     revision=revision,
                     model_file=_gguf_file(row.get("extras__weights_per_file")),
+                    drafter_verified=drafter_verified_by(drafters.get(benchmark.pk, ())),
                 ),
             }
         )
@@ -475,11 +517,15 @@ def _folded(text: str) -> str:
 
 def hardware_query_matches(query: str, *, label: str, hardware_class: HardwareClass) -> bool:
     """docs/champions.md: the query equals or is contained in the raw label or the class name,
-    or names the same class once normalised — never through Unlabeled. Containment goes one
-    way only, so '2× RTX 5090 32GB' does not match a single card's 'RTX 5090 32GB'."""
+    or names the same class once normalised — never through Unlabeled. A query asking for a
+    device count (a pod's label does: `RTX 5090 32GB` is one card) matches classes of that count
+    only; a bare `dgx spark` asks for none and matches every Spark class."""
     wanted = _folded(query)
     if not wanted:
         return True
+    count = query_device_count(query)
+    if count is not None and hardware_class.device_count != count:
+        return False
     if wanted in _folded(label) or wanted in _folded(hardware_class.name):
         return True
     spec = normalise_label(query)
@@ -500,6 +546,8 @@ def pod_champion_recipes(*, hardware: str | None = None, model: str | None = Non
         .select_related("hardware_class", "model")
         .order_by("pk")
     )
+    # A crown with no one-click recipe offers pods nothing (docs/recipes.md §The serve-flag policy).
+    champions = [champion for champion in champions if champion.pod_recipe]
     hardwares = sorted({champion.pod_recipe["hardware"] for champion in champions})
     if hardware:
         champions = [
@@ -629,7 +677,12 @@ def recipe_reproductions(recipe_id: str) -> list[dict]:
             Axis(axis): Spread(spread["min"], spread["max"]) for axis, spread in row.spreads.items()
         }
         reproduction = Reproduction(
-            row.recipe_id, row.model.canonical_id, tuple(row.benchmark_ids), row.pods, spreads
+            row.recipe_id,
+            row.model.canonical_id,
+            tuple(row.benchmark_ids),
+            row.pods,
+            spreads,
+            keys=row.keys,
         )
         found.append(
             {
@@ -759,7 +812,7 @@ def benchmark_reproductions(benchmark: Benchmark) -> dict | None:
             hardware_class_id=benchmark.hardware_class_id,
             model_id=benchmark.model_id,
         )
-        .values("pods", "benchmark_ids", "spreads")
+        .values("pods", "benchmark_ids", "spreads", "keys", "copies")
         .first()
     )
     if row is None:
@@ -773,6 +826,7 @@ def benchmark_reproductions(benchmark: Benchmark) -> dict | None:
         tuple(row["benchmark_ids"]),
         row["pods"],
         spreads,
+        keys=row["keys"],
     ).describe(Axis.THROUGHPUT)
     return row | {"summary": described}
 
@@ -810,8 +864,33 @@ def benchmark_commands(view: "BenchmarkView") -> dict | None:
             hf_repo=benchmark.model.hf_repo,
             revision=revision,
             model_file=_gguf_file(extras.get("weights_per_file") if extras else None),
+            drafter_verified=drafter_verified_by(run.drafter_status for run in view.runs),
         ),
     }
+
+
+def recipe_policy(recipe: Recipe, drafter_statuses) -> dict:
+    """docs/recipes.md §The serve-flag policy: whether pods may apply the recipe in one click,
+    why not, and each flag's status (what the pages show beside the commands)."""
+    verdict = check_recipe(recipe.spec(), drafter_verified=drafter_verified_by(drafter_statuses))
+    return verdict.as_json() | {
+        "flags": [flag.as_json() for flag in verdict.statuses],
+        "offered_flags": verdict.offered_flags,
+    }
+
+
+def pods_offer_for(benchmark: Benchmark) -> dict | None:
+    """When this benchmark holds its model's throughput crown on its class: what the pods of the
+    class are handed for the model (its recipe, or another one and why). One query."""
+    found = (
+        Champion.objects.filter(benchmark=benchmark, model_id=benchmark.model_id)
+        .filter(axis=Axis.THROUGHPUT)
+        .values_list("summary", flat=True)
+        .first()
+    )
+    if found is None or "pods_offered" not in found:
+        return None
+    return {"pods_offered": found["pods_offered"], "reasons": found.get("one_click_reasons", [])}
 
 
 def crowns_held(benchmark: Benchmark) -> list[str]:

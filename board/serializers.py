@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from board.models import Benchmark, HardwareClass, PerfCohort, Result, Run
 from board.public import public_evidence, public_perf
+from recipes.policy import check_recipe, drafter_verified_by
 from recipes.scrub import public_output, scrub_extras
 
 
@@ -223,9 +224,51 @@ class BenchmarkSerializer(serializers.ModelSerializer):
 class BenchmarkDetailSerializer(BenchmarkSerializer):
     runs = serializers.SerializerMethodField()
     cohorts = serializers.SerializerMethodField()
+    roofline = serializers.SerializerMethodField()
+    drafter = serializers.SerializerMethodField()
+    one_click = serializers.SerializerMethodField()
 
     class Meta(BenchmarkSerializer.Meta):
-        fields = BenchmarkSerializer.Meta.fields + ["cohorts", "runs"]
+        fields = BenchmarkSerializer.Meta.fields + [
+            "roofline",
+            "drafter",
+            "cohorts",
+            "runs",
+            "one_click",
+        ]
+
+    @extend_schema_field({"type": "object", "nullable": True})
+    def get_one_click(self, benchmark: Benchmark) -> dict | None:
+        """docs/recipes.md §The serve-flag policy: whether pods may apply this benchmark's recipe
+        in one click, why not, and each flag's status; null without a recipe."""
+        if benchmark.recipe is None:
+            return None
+        statuses = [run.drafter_status for run in benchmark.public_runs]
+        verdict = check_recipe(
+            benchmark.recipe.spec(), drafter_verified=drafter_verified_by(statuses)
+        )
+        return verdict.as_json() | {"flags": [flag.as_json() for flag in verdict.statuses]}
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "description": "docs/cohorts.md §Rooflines: status (unknown, within, beyond), the "
+            "single-stream bound and % of it the single-stream figure reaches, floors, the "
+            "figures beyond their bounds with the derivation.",
+        }
+    )
+    def get_roofline(self, benchmark: Benchmark) -> dict:
+        return benchmark.roofline or {"status": "unknown", "note": "no verified perf run"}
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "description": "docs/cohorts.md §Drafter health: status (none, unknown, healthy, "
+            "barely_accepting), acceptance_pct and the threshold.",
+        }
+    )
+    def get_drafter(self, benchmark: Benchmark) -> dict:
+        return benchmark.drafter_health or {"status": "none"}
 
     @extend_schema_field(BenchmarkRunSerializer(many=True))
     def get_runs(self, benchmark: Benchmark) -> list:
@@ -314,10 +357,27 @@ class RecipeDetailSerializer(serializers.Serializer):
     commands = serializers.SerializerMethodField()
     diffs = serializers.SerializerMethodField()
     reproductions = serializers.SerializerMethodField()
+    one_click = serializers.SerializerMethodField()
 
     @extend_schema_field(RECIPE_JSON_SCHEMA)
     def get_recipe(self, usage) -> dict:
         return usage.recipe.public_json()
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "one_click": {"type": "boolean"},
+                "reasons": {"type": "array", "items": {"type": "object"}},
+                "flags": {"type": "array", "items": {"type": "object"}},
+                "offered_flags": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    )
+    def get_one_click(self, usage) -> dict:
+        """docs/recipes.md §The serve-flag policy: whether pods may apply it in one click, why
+        not, and each flag's status."""
+        return usage.policy
 
     @extend_schema_field(
         {

@@ -7,17 +7,29 @@ import threading
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
 from datetime import UTC, datetime, timedelta
 from functools import cache, partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from board.answer_cache import advance_shared_generation, fresh_generation
-from board.champions import Axis, Entry, Reign, measure, replay, reproductions
+from board.champions import (
+    Axis,
+    Entry,
+    Reign,
+    best_composites,
+    copies,
+    measure,
+    replay,
+    reproductions,
+)
+from board.grading import evidence_digest, suite_cases, text_quality
 from board.hardware import Family, HardwareClassSpec, classify_hardware
 from board.jsonsafe import storable
+from board.lab_writer import write_flag_effects
 from board.models import (
     AttestationMethod,
     Badge,
@@ -42,6 +54,8 @@ from board.models import (
     Verification,
 )
 from board.perf import PerfRowError, summarise_perf
+from board.perf_marks import apply_roofline, benchmark_checks, drafter_json
+from board.pods import pods_of
 from board.quality import score_agentic, score_text_run
 from board.suites import SuiteFacts, current_text_suites, suite_named
 from config import sqlrows
@@ -58,6 +72,7 @@ from recipes.normalise import (
     max_num_seqs_of,
     normalise_recipe,
 )
+from recipes.policy import Verdict, check_recipe, drafter_verified_by
 from recipes.scrub import DRAFTER_PATH, mask_host_paths, public_name
 from recipes.secret_scan import find_bundle_secrets
 from recipes.services import recipe_of
@@ -179,9 +194,11 @@ def prepare_run(
     )
     run.quality = _quality_of(run, rows, suite)
     summary = None
+    recipe_spec = normalise_recipe(bundle.get("recipe"))
     if board == "perf":
         summary = summarise_perf(rows, max_num_seqs_of(recipe))
-        run.perf = _perf_json(summary)
+        drafter = recipe_spec.drafter if recipe_spec else None
+        run.perf = _perf_json(summary) | drafter_json(summary, drafter)
     run.trust = decide_trust(run)
     return PreparedRun(
         run=run,
@@ -189,7 +206,7 @@ def prepare_run(
         model_name=public_name(model),
         hf_repo=hf_repo,
         weight_set=weight_set_of(bundle, run.weights_hash),
-        recipe=normalise_recipe(bundle.get("recipe")),
+        recipe=recipe_spec,
         rows=rows,
         perf=summary,
         rows_jsonb=rows_jsonb or rows_jsonb_text(rows, rows_json),
@@ -308,6 +325,16 @@ def decide_trust(run: Run) -> str:
 
 
 def _quality_of(run: Run, rows: list[dict], suite: SuiteFacts | None) -> dict:
+    quality = _scores_of(run, rows, suite)
+    if run.kind in (SuiteKind.TEXT, SuiteKind.PERF):  # docs/champions.md §Reproductions
+        quality["evidence_digest"] = evidence_digest(rows)
+    return quality
+
+
+def _scores_of(run: Run, rows: list[dict], suite: SuiteFacts | None) -> dict:
+    if run.kind == SuiteKind.TEXT and (cases := suite_cases(run.suite_id)) is not None:
+        # docs/trust-and-ranking.md §Server-side grading
+        return text_quality(cases, run.extras.get("suite_hash"), rows)
     if run.kind == SuiteKind.TEXT:
         summary = score_text_run(rows, suite.case_count if suite else None)
         return {
@@ -690,15 +717,29 @@ def model_canonical_id(model_name: str, hf_repo: str) -> str:
 
 
 def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
+    """The model row of a run's canonical id, created on first sight. docs/trust-and-ranking.md
+    §Models: a model named by a repository is called by that repository (the Hub's name once a
+    weight check verifies it, `name_model_from_hub`), never by the name a pod typed; only a frontier
+    API without a repository is a frontier model — frontier is a property of a run's target."""
     bench_model, _ = BenchModel.objects.get_or_create(
         canonical_id=model_canonical_id(model_name, hf_repo),
         defaults={
             "hf_repo": storable(hf_repo)[:300],
-            "display_name": storable(model_name)[:300],
-            "is_frontier": frontier,
+            "display_name": storable(hf_repo.strip() or model_name)[:300],
+            "is_frontier": frontier and not hf_repo,
         },
     )
     return bench_model
+
+
+def name_model_from_hub(run: Run) -> None:
+    """A verified run's repository is as the Hub answered for it at its commit: the model takes
+    that name and repository (and is open weights)."""
+    if run.verification != Verification.VERIFIED or not run.benchmark_id or not run.hf_repo:
+        return
+    BenchModel.objects.filter(benchmarks=run.benchmark_id).exclude(
+        hf_repo=run.hf_repo, display_name=run.hf_repo, is_frontier=False
+    ).update(hf_repo=run.hf_repo, display_name=run.hf_repo, is_frontier=False)
 
 
 @dataclass(frozen=True)
@@ -1105,6 +1146,7 @@ def _summarise(benchmark: Benchmark, all_runs: list[Run]) -> None:
         badges.append(Badge.SEEDED)
     elif (text.quality.get("coverage_ratio") or 0) < MIN_COVERAGE:
         badges.append(Badge.LOW_COVERAGE)
+    badges.extend(grading_badges(text.quality if text in current_text else {}))
     if perf is None:
         badges.append(Badge.NO_PERF)
 
@@ -1120,7 +1162,8 @@ def _summarise(benchmark: Benchmark, all_runs: list[Run]) -> None:
         badges.append(Badge.WEIGHTS_UNVERIFIABLE)
     if any(r.target_class == "local_weights" for r in core):
         badges.append(Badge.LOCAL_WEIGHTS)
-    if benchmark.model.is_frontier:
+    frontier = benchmark.model.is_frontier or any(r.target_class == "remote_api" for r in core)
+    if frontier:  # a property of the runs' target (docs/trust-and-ranking.md §Models)
         badges.append(Badge.FRONTIER)
     if any(r.claimed_hardware for r in runs):
         badges.append(Badge.CLAIMED_HARDWARE)
@@ -1137,6 +1180,8 @@ def _summarise(benchmark: Benchmark, all_runs: list[Run]) -> None:
         badges.append(Badge.DRAFTER_MISSING)
     if benchmark.flagged or len(runs) < len(all_runs):
         badges.append(Badge.FLAGGED)
+    checks = benchmark_checks(perf)  # docs/cohorts.md §Rooflines, §Drafter health
+    badges.extend(checks.badges)
 
     recipe_run = text or perf
     context_len = context_len_of(recipe_run.extras.get("recipe")) if recipe_run else None
@@ -1162,8 +1207,10 @@ def _summarise(benchmark: Benchmark, all_runs: list[Run]) -> None:
         complete
         and not below_floor
         and Badge.SECRET_DETECTED not in badges
-        and not benchmark.model.is_frontier
+        and not frontier
         and not benchmark.flagged
+        and Badge.GRADING_DISPUTED not in badges
+        and not checks.unranked
     )
 
     quality = text.quality if text else {}
@@ -1210,6 +1257,8 @@ def _summarise(benchmark: Benchmark, all_runs: list[Run]) -> None:
         max(qualifying_text.committed_at, perf.committed_at) if complete else None
     )
     benchmark.recipe_applicable = recipe_is_applicable(benchmark.recipe, benchmark.model)
+    benchmark.roofline = checks.roofline
+    benchmark.drafter_health = checks.drafter
 
 
 def _apply_flags(benchmark: Benchmark, runs: list[Run]) -> None:
@@ -1242,10 +1291,30 @@ def recipe_is_applicable(recipe: Recipe | None, model: BenchModel) -> bool:
 
 
 def _text_qualifies(run: Run) -> bool:
+    grading = run.quality.get("grading")
     return (
         run.extras.get("bench_seed") is None
         and (run.quality.get("coverage_ratio") or 0) >= MIN_COVERAGE
+        # A suite the board holds as data: its hash known, every tier there.
+        and (grading is None or (grading["suite_hash_known"] and grading["tiers_complete"]))
     )
+
+
+def grading_badges(quality: dict) -> list[str]:
+    """docs/trust-and-ranking.md §Server-side grading: what the board's check of a text run found."""
+    grading = quality.get("grading")
+    if not grading:
+        return []
+    return [
+        badge
+        for badge, found in (
+            (Badge.GRADING_DISPUTED, grading["disputed"]),
+            (Badge.SUITE_HASH_UNKNOWN, not grading["suite_hash_known"]),
+            (Badge.TIER_MISSING, not grading["tiers_complete"]),
+            (Badge.UNKNOWN_CASES, grading["unknown_ids"] > 0),
+        )
+        if found
+    ]
 
 
 TRUST_ORDER = {Trust.ATTESTED: 0, Trust.PENDING: 1, Trust.SELF_REPORTED: 2}
@@ -1312,9 +1381,11 @@ def record_weight_verdict(
     drafter_status: str,
     attempts: int,
     checked_at: datetime,
+    model_facts: dict | None = None,
 ) -> Run:
-    """Store the weight check's verdict on a run, decide its trust again and rewrite its
-    benchmark, all in one transaction."""
+    """Store the weight check's verdict on a run (with the model facts of a verified commit),
+    decide its trust again, mark its cohorts against their rooflines and rewrite its benchmark,
+    all in one transaction."""
     with transaction.atomic():
         run = Run.objects.select_for_update().get(run_id=run_id)
         if run.benchmark_id:
@@ -1327,7 +1398,10 @@ def record_weight_verdict(
         run.verification_attempts = attempts
         run.verified_at = checked_at if verdict != Verification.PENDING else None
         run.trust = decide_trust(run)
+        run.model_facts = storable(model_facts or {})
+        apply_roofline(run)
         run.save()
+        name_model_from_hub(run)
         if run.benchmark_id:
             benchmark = refresh_benchmark(run.benchmark_id)
             read_models_changed(
@@ -1503,7 +1577,35 @@ ENTRY_FIELDS = (
     "ttft_ms",
     "tpot_ms",
     "submitted_at",
+    "text_run_id",
+    "perf_run_id",
 )
+
+
+def _with_pods_and_copies(entries: list[Entry], rows: list[dict]) -> list[Entry]:
+    """docs/champions.md §Reproductions: each entry's pod (its key's network group), the digests
+    of its runs' per-case evidence, and whether it repeats an earlier pod's evidence."""
+    pod = pods_of(entry.key for entry in entries)
+    run_of = {row["public_id"]: (row["text_run_id"], row["perf_run_id"]) for row in rows}
+    digests: dict[str, str] = dict(
+        Run.objects.filter(
+            run_id__in=[run_id for pair in run_of.values() for run_id in pair if run_id]
+        )
+        .exclude(quality__evidence_digest=None)
+        .values_list("run_id", "quality__evidence_digest")
+    )
+    entries = [
+        dataclass_replace(
+            entry,
+            pod=pod[entry.key],
+            evidence=frozenset(
+                digests[run_id] for run_id in run_of[entry.benchmark] if run_id in digests
+            ),
+        )
+        for entry in entries
+    ]
+    copied = copies(entries)
+    return [dataclass_replace(e, copy_of=copied.get(e.benchmark, "")) for e in entries]
 
 
 def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) -> None:
@@ -1529,6 +1631,7 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
                 benchmark=data["public_id"],
                 model=data["model__canonical_id"],
                 pod=data["key_fingerprint"],
+                key=data["key_fingerprint"],
                 recipe=data["recipe_id"] or "",
                 completed_at=data["completed_at"] or data["submitted_at"] or NEVER,
                 ranked=data["ranked"] and not data["flagged"],
@@ -1541,6 +1644,10 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
                 tpot_ms=data["tpot_ms"],
             )
         )
+    entries = _with_pods_and_copies(
+        entries, [dict(zip(ENTRY_FIELDS, row, strict=True)) for row in rows]
+    )
+    _mark_copies(entries)
     if model_ids is None:
         scoped = sorted(model_pk)
         crown_rows, reproduction_rows = Q(), Q()
@@ -1568,13 +1675,32 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
             hardware_class=hardware_class,
             model_id=model_pk[found.model],
             pods=found.pods,
+            keys=found.keys,
+            copies=list(found.copies),
             benchmark_ids=list(found.benchmarks),
             spreads={axis.value: _spread_json(spread) for axis, spread in found.spreads.items()},
         )
         for found in reproduced.values()
     )
     holders = {reigns[-1].holder.benchmark for reigns in crowns.values() if reigns}
-    facts = _champion_facts(benchmark_pk[public_id] for public_id in holders)
+    # Holders first; the other contenders of a model only when its holder is not one-click.
+    verdicts = _offer_verdicts(entries, benchmark_pk, holders, {})
+    refused_models = set()
+    for name in scoped:
+        reigns = crowns.get((name, Axis.THROUGHPUT))
+        verdict = verdicts.get(reigns[-1].holder.benchmark) if reigns else None
+        if reigns and not (verdict and verdict.one_click):
+            refused_models.add(name)
+    verdicts = _offer_verdicts(
+        entries, benchmark_pk, {e.benchmark for e in entries if e.model in refused_models}, verdicts
+    )
+    offers = {
+        name: _pods_offer(crowns[(name, Axis.THROUGHPUT)], entries, name, best, verdicts)
+        for name in scoped
+        if crowns.get((name, Axis.THROUGHPUT))
+    }
+    offered = {offer.holder.benchmark for offer in offers.values() if offer is not None}
+    facts = _champion_facts(benchmark_pk[public_id] for public_id in holders | offered)
     champions, history = [], []
     for (name, axis), reigns in crowns.items():
         if not reigns:
@@ -1592,12 +1718,16 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
                 secondary=current.measure.secondary,
                 cohort=current.measure.cohort,
                 since=current.since,
-                summary=_crown_summary(
-                    current, axis, facts[current.holder.benchmark], reproduction
+                summary=_crown_summary(current, axis, facts[current.holder.benchmark], reproduction)
+                | _one_click_summary(
+                    current,
+                    verdicts,
+                    offers.get(name) if name is not None and axis is Axis.THROUGHPUT else False,
                 ),
                 pod_recipe=(
-                    _pod_recipe(current, hardware_class, facts[current.holder.benchmark])
-                    if name is not None and axis is Axis.THROUGHPUT
+                    _pod_recipe(offers[name], hardware_class, facts[offers[name].holder.benchmark])
+                    | _pods_offer_note(offers[name], current, verdicts)
+                    if name is not None and axis is Axis.THROUGHPUT and offers.get(name)
                     else None
                 ),
             )
@@ -1624,6 +1754,7 @@ def _recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) 
     ChampionReign.objects.bulk_create(history, batch_size=500)
     _write_class_summary(hardware_class, entries)
     _write_model_summaries(hardware_class, by_model, model_ids)
+    write_flag_effects(hardware_class, model_ids)  # the recipe lab (docs/lab.md)
 
 
 # (field, lowest wins): the figures a model page shows per class (ModelClassSummary.best_*).
@@ -1680,15 +1811,42 @@ def summary_fields(rows: list[dict]) -> dict:
 
 
 def _best_composites_of(model_ids) -> dict[str, float]:
-    """The best ranked composite of each model on any hardware class (the quality floor)."""
-    return {
-        name: best
-        for name, best in Benchmark.objects.filter(ranked=True, model_id__in=list(model_ids))
-        .values("model__canonical_id")
-        .annotate(best=Max("composite"))
-        .values_list("model__canonical_id", "best")
-        if best is not None
-    }
+    """The quality floor's reference of each model, from its ranked benchmarks on every hardware
+    class (docs/champions.md §The quality floor: `best_composites`)."""
+    rows = [
+        dict(zip(ENTRY_FIELDS, row, strict=True))
+        for row in Benchmark.objects.filter(
+            ranked=True, flagged=False, model_id__in=list(model_ids)
+        )
+        .exclude(composite=None)
+        .values_list(*ENTRY_FIELDS)
+    ]
+    entries = [
+        Entry(
+            benchmark=row["public_id"],
+            model=row["model__canonical_id"],
+            pod=row["key_fingerprint"],
+            key=row["key_fingerprint"],
+            recipe=row["recipe_id"] or "",
+            completed_at=row["completed_at"] or row["submitted_at"] or NEVER,
+            ranked=True,
+            applicable=row["recipe_applicable"],
+            composite=row["composite"],
+        )
+        for row in rows
+    ]
+    return best_composites(_with_pods_and_copies(entries, rows))
+
+
+def _mark_copies(entries: list[Entry]) -> None:
+    """Badge the benchmarks that repeat another pod's evidence (a rebuild re-derives the rest)."""
+    copied = [entry.benchmark for entry in entries if entry.copy_of]
+    if not copied:
+        return
+    for benchmark in Benchmark.objects.filter(public_id__in=copied).only("pk", "badges"):
+        if Badge.EVIDENCE_COPY not in benchmark.badges:
+            badges = [*benchmark.badges, Badge.EVIDENCE_COPY.value]
+            Benchmark.objects.filter(pk=benchmark.pk).update(badges=badges)
 
 
 def _spread_json(spread) -> dict:
@@ -1786,11 +1944,108 @@ def _crown_summary(reign: Reign, axis: Axis, facts: _ChampionFacts, reproduction
         "since": api_datetime(reign.since),
         "recipe_id": holder.recipe or None,
         "recipe": facts.benchmark.recipe.public_json() if facts.benchmark.recipe else None,
+        # docs/cohorts.md §Rooflines: how much of its bandwidth bound the holder's single stream uses.
+        "roofline_pct": (facts.benchmark.roofline or {}).get("single_stream_pct"),
         "reproductions": {
             "pods": pods,
             "benchmark_ids": ids,
             "spread": _spread_json(spread) if spread else None,
             "summary": described,
+        },
+    }
+
+
+def _offer_verdicts(
+    entries: list[Entry], benchmark_pk: dict[str, int], wanted, known: dict[str, Verdict]
+) -> dict[str, Verdict]:
+    """docs/recipes.md §The serve-flag policy: `known` with the policy's word on the recipe of
+    each benchmark in `wanted` that can contend (ranked, applicable), its drafter checked on its
+    runs. Two queries; one check per recipe and drafter verdict."""
+    contenders = [
+        e
+        for e in entries
+        if e.benchmark in wanted and e.benchmark not in known and e.ranked and e.applicable
+    ]
+    contenders = [e for e in contenders if e.recipe]
+    if not contenders:
+        return known
+    recipes = Recipe.objects.in_bulk({e.recipe for e in contenders})
+    statuses: dict[int, set[str]] = {}
+    for benchmark_id, status in Run.objects.filter(
+        benchmark_id__in=[benchmark_pk[e.benchmark] for e in contenders], flagged=False
+    ).values_list("benchmark_id", "drafter_status"):
+        statuses.setdefault(benchmark_id, set()).add(status)
+    checked: dict[tuple[str, bool], Verdict] = {}
+    for entry in contenders:
+        recipe = recipes.get(entry.recipe)
+        if recipe is None:
+            continue
+        verified = drafter_verified_by(statuses.get(benchmark_pk[entry.benchmark], ()))
+        if (entry.recipe, verified) not in checked:
+            checked[(entry.recipe, verified)] = check_recipe(
+                recipe.spec(), drafter_verified=verified
+            )
+        known[entry.benchmark] = checked[(entry.recipe, verified)]
+    return known
+
+
+def _pods_offer(
+    reigns: list[Reign], entries: list[Entry], model: str, best, verdicts: dict[str, Verdict]
+) -> Reign | None:
+    """docs/champions.md §The champion recipes pods fetch: the throughput crown holder when its
+    recipe is one-click, else the holder of the same crown replayed among the one-click
+    recipes of the model (same contention rules); None when none is."""
+    holder = reigns[-1]
+    verdict = verdicts.get(holder.holder.benchmark)
+    if verdict is not None and verdict.one_click:
+        return holder
+    safe = [
+        e
+        for e in entries
+        if e.model == model and (v := verdicts.get(e.benchmark)) is not None and v.one_click
+    ]
+    replayed = replay(safe, Axis.THROUGHPUT, best)
+    return replayed[-1] if replayed else None
+
+
+def _not_one_click(verdict: Verdict | None) -> list[dict]:
+    if verdict is None:
+        return [{"code": "no_recipe", "flag": None, "message": "no recipe the board can check"}]
+    return [reason.as_json() for reason in verdict.reasons]
+
+
+def _one_click_summary(reign: Reign, verdicts: dict[str, Verdict], offer) -> dict:
+    """What the champion API says of the holder's recipe: one-click or not and why; for a
+    model's throughput crown (`offer` not False) also which benchmark pods are offered."""
+    verdict = verdicts.get(reign.holder.benchmark)
+    found = {
+        "one_click": bool(verdict and verdict.one_click),
+        "one_click_reasons": [] if verdict and verdict.one_click else _not_one_click(verdict),
+    }
+    if offer is not False:
+        found["pods_offered"] = (
+            {
+                "benchmark_id": offer.holder.benchmark,
+                "recipe_id": offer.holder.recipe,
+                "value": offer.measure.value,
+            }
+            if offer is not None
+            else None
+        )
+    return found
+
+
+def _pods_offer_note(offer: Reign, crown: Reign, verdicts: dict[str, Verdict]) -> dict:
+    """Fields the pods' entry adds to the protocol's (the pod ignores them): whose recipe it is
+    and, when it is not the crown holder's, why the holder is not offered."""
+    if offer.holder.benchmark == crown.holder.benchmark:
+        return {"benchmark_id": offer.holder.benchmark, "crown_holder": None}
+    return {
+        "benchmark_id": offer.holder.benchmark,
+        "crown_holder": {
+            "benchmark_id": crown.holder.benchmark,
+            "peak_agg_tps": crown.measure.value,
+            "not_offered_because": _not_one_click(verdicts.get(crown.holder.benchmark)),
         },
     }
 

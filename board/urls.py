@@ -1,13 +1,29 @@
 from django.urls import path
 
-from board import api, exports, views
+from board import api, badges, data_views, exports, feeds, lab_views, views
 from board.answer_cache import cache_pages, cached_answer
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("hardware/", views.hardware_index, name="hardware-index"),
     path("hardware/<slug:slug>/", views.hardware_page, name="hardware"),
+    path(
+        "hardware/<slug:slug>/champions.atom",
+        feeds.ClassChampionsFeed(),
+        name="feed-class-champions",
+    ),
     path("models/", views.models_index, name="models"),
+    path(
+        "models/<path:canonical_id>/benchmarks.atom",
+        feeds.ModelBenchmarksFeed(),
+        name="feed-model-benchmarks",
+    ),
+    # A model on one class (the recipe lab, docs/lab.md): before the model's own catch-all path.
+    path(
+        "models/<path:canonical_id>/hardware/<slug:slug>/",
+        lab_views.model_class_page,
+        name="lab-model-class",
+    ),
     # Canonical ids are `org/name` (a Hugging Face repo) or a declared model name.
     path("models/<path:canonical_id>/", views.model_page, name="model"),
     path("benchmarks/<str:benchmark_id>/", views.benchmark_page, name="benchmark"),
@@ -16,6 +32,16 @@ urlpatterns = [
     path("recipes/<str:recipe_id>/", views.recipe_page, name="recipe"),
     path("compare/", views.compare, name="compare"),
     path("methodology/", views.methodology_page, name="methodology"),
+    path("lab/", lab_views.lab_index, name="lab-index"),
+    path("lab/flags/<str:flag>/", lab_views.flag_page, name="lab-flag"),
+    path("badges/<path:canonical_id>/<slug:slug>.svg", badges.badge, name="badge"),
+    path("data/", data_views.datasheet, name="datasheet"),
+    path(
+        "api/v1/dataset/v<int:version>/<str:name>",
+        data_views.dataset_file,
+        name="dataset-file",
+    ),
+    path("api/v1/dataset/latest/<str:name>", data_views.latest_file, name="dataset-latest"),
     path("api/v1/benchmarks.csv", exports.benchmarks_csv, name="export-csv"),
     path("api/v1/benchmarks.json", exports.benchmarks_json, name="export-json"),
     path("api/v1/runs/<str:run_id>", api.RunDetail.as_view(), name="api-run"),
@@ -58,5 +84,12 @@ PAGE_PARAMS = {
     "recipe": (),
     "compare": ("a", "b"),
     "methodology": (),
+    "lab-model-class": (),
+    "lab-index": (),
+    "lab-flag": (),
+    "feed-model-benchmarks": (),
+    "feed-class-champions": (),
+    "badge": (),
+    "datasheet": (),
 }
 urlpatterns = cache_pages(urlpatterns, PAGE_PARAMS)

@@ -8,9 +8,9 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
-from board import glossary, methodology, selectors
+from board import glossary, lab_selectors, methodology, selectors
 from board.charts import comparison_chart, crown_timeline, perf_charts
-from board.models import Badge, SuiteKind
+from board.models import Badge, SuiteKind, Trust
 from board.public import public_evidence
 from board.selectors import BenchmarkView
 from board.tables import benchmark_rows, quality_rows
@@ -29,6 +29,8 @@ def _filters(request) -> dict:
         "model": (request.GET.get("model") or "").strip(),
         "q": (request.GET.get("q") or "").strip()[:200],
         "ranked_only": request.GET.get("ranked") == "1",
+        # Self-reported benchmarks are listed only when asked for (docs/website.md §Pages).
+        "with_self_reported": request.GET.get("self_reported") == "1",
     }
 
 
@@ -45,6 +47,7 @@ def home(request):
         model=filters["model"] or None,
         ranked="1" if filters["ranked_only"] else None,
         search=filters["q"] or None,
+        without_trust=None if filters["with_self_reported"] else Trust.SELF_REPORTED,
     )
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
     listed, occupied = selectors.picker_classes()
@@ -174,8 +177,17 @@ def benchmark_page(request, benchmark_id: str):
             "verification_meaning": glossary.VERIFICATION.get(benchmark.verification, ""),
             "charts": perf_charts(detail.cohorts),
             "commands": selectors.benchmark_commands(detail),
+            "policy": (
+                selectors.recipe_policy(benchmark.recipe, [r.drafter_status for r in detail.runs])
+                if benchmark.recipe
+                else None
+            ),
+            "pods_offer": selectors.pods_offer_for(benchmark),
             "reproduction": selectors.benchmark_reproductions(benchmark),
             "crowns": selectors.crowns_held(benchmark),
+            # The recipe lab (docs/lab.md): where it stands, and its neighbours one flag away.
+            "standing": lab_selectors.against_champion(benchmark),
+            "neighbours": lab_selectors.one_flag_away(benchmark),
             "modalities": [
                 (kind.label, benchmark.modalities.get(kind.value)) for kind in MODALITIES
             ],

@@ -17,20 +17,25 @@ app.autodiscover_tasks()
 logger = logging.getLogger("aeon.tasks")
 
 
-def durable_task(function):
+def durable_task(function=None, **options):
     """A task that rewrites derived rows: acknowledged only once done (a worker that dies leaves
     it to another), retried with backoff for as long as the database is unreachable.
 
     Run inline (eager: the embedded default), it runs inside the request that committed: a
     database it cannot reach there (SQLite's write lock held past its busy timeout) is logged and
     left to the next commit, which rewrites the same rows, instead of retrying at once in a loop
-    that held the request, and the pod's answer, for as long as the lock."""
+    that held the request, and the pod's answer, for as long as the lock.
+
+    `options` go to the task (e.g. `base=`); `@durable_task(**options)` takes them."""
+    if function is None:
+        return lambda function: durable_task(function, **options)
 
     @shared_task(
         bind=True,
         acks_late=True,
         max_retries=None,
         name=f"{function.__module__}.{function.__name__}",
+        **options,
     )
     @wraps(function)
     def task(self, *args, **kwargs):

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -211,6 +212,8 @@ AEON_CHALLENGE_TTL_SECONDS = env_int("AEON_CHALLENGE_TTL_SECONDS", 300)
 AEON_BOARD_KEY_FILE = env_str(
     "AEON_BOARD_KEY_FILE", str(DATA_DIR / "board-key.pem") if DEVELOPMENT else ""
 )
+# The keys it replaced (`manage.py rotate_board_key`); unset: retired-board-keys.json beside it.
+AEON_BOARD_RETIRED_KEYS_FILE = env_str("AEON_BOARD_RETIRED_KEYS_FILE")
 
 # The client IP comes from REMOTE_ADDR unless a trusted proxy sets this header (WSGI name,
 # e.g. HTTP_X_FORWARDED_FOR); its right-most entry is the one our proxy appended.
@@ -287,23 +290,33 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A task taken by a worker that dies before acknowledging it (acks_late) goes back to the queue
-# once this long has passed; longer than the longest retry countdown, or Redis would hand a
-# waiting retry to a second worker (docs/operations.md §Background work).
+# once this long has passed; longer than the longest task and retry countdown (5 min: longer
+# waits are left to the sweep), or Redis would hand a waiting retry to a second worker
+# (docs/operations.md §Background work).
 # Workers look for such tasks every 10 s (one cheap Redis query), not every 100 s.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("AEON_BROKER_VISIBILITY_TIMEOUT", 7200),
+    "visibility_timeout": env_int("AEON_BROKER_VISIBILITY_TIMEOUT", 600),
     "unacked_restore_throttle": 1,
 }
 # The worker logs through our LOGGING (JSON lines in production), not a handler of its own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# The single beat: weight checks still pending after their retries should have ended are sent
-# again (one lost enqueue, a broker restart), so no run stays pending for ever.
+# Two queues, both consumed by every worker: weight checks never wait behind read-model rewrites.
+CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("celery", "weights")]
+CELERY_TASK_ROUTES = {"submissions.tasks.*": {"queue": "weights"}}
+# The single beat: weight checks pending past their next attempt's time by the grace are sent
+# again (a lost enqueue, a broker restart, a fault), so a run leaves pending within minutes.
 CELERY_BEAT_SCHEDULE = {
     "sweep-pending-weight-checks": {
         "task": "submissions.tasks.sweep_pending_weight_checks",
-        "schedule": env_int("AEON_WEIGHT_SWEEP_SECONDS", 3600),
-    }
+        "schedule": env_int("AEON_WEIGHT_SWEEP_SECONDS", 60),
+    },
+    # A new version of the ranked board as Parquet and CSV (docs/lab.md §Data to take away).
+    "export-dataset": {
+        "task": "board.tasks.export_dataset",
+        "schedule": env_int("AEON_DATASET_EXPORT_SECONDS", 6 * 3600),
+    },
 }
+AEON_WEIGHT_SWEEP_GRACE_SECONDS = env_int("AEON_WEIGHT_SWEEP_GRACE_SECONDS", 180)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

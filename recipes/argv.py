@@ -88,11 +88,14 @@ DOCKER_BOOLEAN_OPTIONS = frozenset(
 )
 BOOLEAN_PREFIXES = ("--no-", "--enable-", "--disable-")
 BOOLEAN_WORDS = frozenset({"true", "false", "on", "off", "auto", "yes", "no", "1", "0"})
-_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# A negative number is a value, not an option. No two quantifiers here can read the same digit
+# (`\d+\.?\d*` could, and backtracked quadratically on `-111…1x`): linear time.
+_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 # One recipe's argv is read about ten times per bundle (schema, recipe, scrubbing, manifest):
 # argvs of all-text entries up to this many characters are read once and remembered.
 REMEMBERED_ARGV_CHARS = 16 * 1024
 REMEMBERED_ARGVS = 256
+SHELL_SPLIT_CHARS = 16 * 1024  # a whole-string argv longer than this is split at whitespace
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,10 @@ def _tokens_of(argv: Iterable | str | None) -> list[str]:
     if argv is None:
         return []
     if isinstance(argv, str):
+        # shlex builds each token a character at a time (quadratic in a token's length): a
+        # command longer than any real one is split at whitespace instead (linear time).
+        if len(argv) > SHELL_SPLIT_CHARS:
+            return argv.split()
         try:
             return shlex.split(argv)
         except ValueError:

@@ -1,8 +1,9 @@
 """Commands that reproduce a recipe (docs/recipes.md, "Commands"): the Hugging Face download at
 the pinned commit, the drafter's download, a `docker run` line, a compose snippet and the bare
-metal line, per engine. Every argument of a shell line goes through `shlex.quote`, and compose
-values are JSON strings with `$` doubled, so no flag value can run anything on a reader's
-machine."""
+metal line, per engine. They follow the serve-flag policy (recipes/policy.py): a flag it refuses
+or does not know, and an unverified drafter, are left out of every command, with a note. Every
+argument of a shell line goes through `shlex.quote`, and compose values are JSON strings with
+`$` doubled, so no flag value can run anything on a reader's machine."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import shlex
 from recipes.argv import looks_like_option
 from recipes.images import offered_image, stock_image
 from recipes.normalise import RecipeSpec
+from recipes.policy import DRAFTER_UNVERIFIED, check_recipe
 from recipes.scrub import DRAFTER_PATH
 
 VLLM_ENGINES = ("vllm", "aeon-vllm-ultimate", "vllm-rocm")
@@ -32,10 +34,36 @@ def assemble_commands(
     hf_repo: str,
     revision: str | None,
     model_file: str | None = None,
+    drafter_verified: bool = False,
 ) -> dict:
     """The commands for serving `hf_repo` at `revision` with this recipe. Keys: hf_download,
-    drafter_download, docker_run, compose, bare_metal (each a string or None) and notes."""
+    drafter_download, docker_run, compose, bare_metal (each a string or None), notes, and the
+    policy's word: one_click (with its reasons) and left_out (the flags no command carries).
+    `drafter_verified`: the drafter was found on the Hub at its pinned commit; otherwise it is
+    neither downloaded, mounted nor named by any command."""
     notes: list[str] = []
+    verdict = check_recipe(spec, drafter_verified=drafter_verified)
+    drafter_ok, left_out = verdict.drafter_ok, verdict.left_out
+    if left_out:
+        notes.append(
+            "Left out of these commands, so they do not reproduce the measured recipe: "
+            + "; ".join(f"{flag.text} ({flag.message})" for flag in left_out)
+            + "."
+        )
+    if not drafter_ok:
+        notes.append(
+            "The drafter is left out: "
+            + next(r.message for r in verdict.reasons if r.code == DRAFTER_UNVERIFIED)
+            + "."
+        )
+    spec = RecipeSpec(
+        spec.engine,
+        spec.image,
+        spec.image_digest,
+        tuple(verdict.offered_flags),
+        spec.drafter if drafter_ok else None,
+        spec.context_len,
+    )
     image, image_note = offered_image(spec.image)
     if image_note:
         notes.append(image_note)
@@ -65,6 +93,10 @@ def assemble_commands(
             argv += ["--revision", drafter["revision"]]
         drafter_download = shell_line(argv + ["--local-dir", drafter_dir])
 
+    policy = {
+        "one_click": verdict.as_json(),
+        "left_out": [flag.as_json() for flag in left_out],
+    }
     serve = _serve_argv(spec, hf_repo, model_file)
     if serve is None:
         notes.append(
@@ -77,6 +109,7 @@ def assemble_commands(
             "compose": None,
             "bare_metal": None,
             "notes": notes,
+            **policy,
         }
     in_container, entrypoint, program_args, bare = serve
     port = PORTS.get(spec.engine, DEFAULT_PORT)
@@ -101,6 +134,7 @@ def assemble_commands(
         "compose": compose,
         "bare_metal": shell_line(bare + bare_args) if bare is not None else None,
         "notes": notes,
+        **policy,
     }
 
 

@@ -28,17 +28,18 @@ TOKEN_PATTERNS = (
     r"xox[abeprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
 )
 PREFIXED_TOKEN = re.compile("|".join(TOKEN_PATTERNS))
-# The prefixes alone: a cheaper first pass (about twice as fast as the full pattern on HTML).
-_TOKEN_PREFIX = re.compile(r"hf_|sk-|gh[pousr]_|github_pat_|AKIA|xox[abeprs]-")
-# Over JSON text (bytes): one pattern per first letter of a token (GitHub's two kinds share
-# "g"), each starting with a literal prefix the engine skips to (one pattern with
-# alternatives tests every byte; bytes.find is slower still), and the only escapes that can
-# spell a token character: \u0020–\u007f (no other JSON escape turns into a token character).
-# No two kinds of token can begin at one place.
-_TOKEN_PATTERNS_BYTES = tuple(
-    re.compile("|".join(p for p in TOKEN_PATTERNS if p[0] == start).encode())
-    for start in dict.fromkeys(pattern[0] for pattern in TOKEN_PATTERNS)
-)
+_TOKEN_KINDS = tuple(re.compile(pattern) for pattern in TOKEN_PATTERNS)
+# One pattern per kind of token, over strings and over JSON text (bytes), each starting with a
+# literal prefix the engine skips to (one pattern with alternatives tests every byte; bytes.find
+# is slower still); over JSON text, also the only escapes that can spell a token character: \u0020–\u007f (no other JSON escape
+# turns into a token character).
+#
+# Linear time (docs/recipes.md §Secrets): a token's characters are one character class run
+# to its end, so a token of one kind that begins inside a match of the same kind ends where
+# that match ends and holds a subset of its characters. It cannot be a key where the longer
+# match was a placeholder: the search for a kind goes on from the end of its last match, never
+# from inside it (`sk-sk-sk-…` is read once, not once per prefix).
+_TOKEN_PATTERNS_BYTES = tuple(re.compile(pattern.encode()) for pattern in TOKEN_PATTERNS)
 _ESCAPED_ASCII = re.compile(rb"\\u00[2-7]")
 PLACEHOLDER_DISTINCT = 6  # "sk-xxxxxxxxxxxxxxxxxxxx" is an example, not a key
 
@@ -60,16 +61,20 @@ CREDENTIAL_FLAGS = frozenset(
         "--secret",
     }
 )
+# `NAME_TOKEN=value`: a whole word of letters and underscores naming a credential, then `=` or
+# `:` and a value of 8 or more characters. In linear time: the word is matched from its first
+# letter only (no word starts inside a word), the value is only looked ahead at (8 characters
+# are enough to decide), and the name is searched for in the word afterwards.
 _ASSIGNMENT = re.compile(
-    r"\b[A-Za-z_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)[A-Za-z_]*\s*[=:]\s*['\"]?"
-    r"([^\s'\"]{8,})",
+    r"(?<!\w)([A-Za-z_]+)(?=\s*[=:]\s*['\"]?[^\s'\"]{8})",
     re.IGNORECASE,
 )
+_CREDENTIAL_WORD = re.compile(r"TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY", re.IGNORECASE)
 _INLINE_FLAG = re.compile(
     r"(?<![\w-])(--?[A-Za-z][\w-]*)(?:=|\s+)['\"]?([^\s'\"]+)",
 )
 # Long random-looking strings: 32+ letters and digits in one run.
-_LONG_RUN = re.compile(r"[A-Za-z0-9]{32,}")
+_LONG_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32,}")  # from a run's first character
 _HEX = re.compile(r"[0-9a-fA-F]+")
 MIN_CLASS_CHANGES = 0.3  # share of neighbouring characters of different kinds (a-z, A-Z, 0-9)
 MAX_POINTERS = 50
@@ -142,13 +147,7 @@ def json_may_hold_token(text: bytes | bytearray | str) -> bool:
     data = text.encode("utf-8") if isinstance(text, str) else text
     if _ESCAPED_ASCII.search(data):
         return True
-    for pattern in _TOKEN_PATTERNS_BYTES:
-        match = pattern.search(data)
-        while match:  # every place a token of this kind begins, overlapping ones included
-            if len(set(match.group(0)[3:])) >= PLACEHOLDER_DISTINCT:
-                return True
-            match = pattern.search(data, match.start() + 1)
-    return False
+    return _holds_token(_TOKEN_PATTERNS_BYTES, data)
 
 
 def _scan(value, pointer: str, operator: bool, found: list[str], *, tokens: bool = True) -> None:
@@ -196,7 +195,7 @@ def _string_hit(text: str, key: str | None, operator: bool, tokens: bool = True)
 def _operator_string_hit(text: str) -> bool:
     if _long_random_run(text):
         return True
-    if ("=" in text or ":" in text) and _ASSIGNMENT.search(text):
+    if ("=" in text or ":" in text) and _credential_assignment(text):
         return True
     if ("-" in text and " " in text) or "=" in text:
         for match in _INLINE_FLAG.finditer(text):
@@ -205,11 +204,24 @@ def _operator_string_hit(text: str) -> bool:
     return False
 
 
+def _credential_assignment(text: str) -> bool:
+    return any(_CREDENTIAL_WORD.search(word[1]) for word in _ASSIGNMENT.finditer(text))
+
+
 def _prefixed_token(text: str) -> bool:
-    for prefix in _TOKEN_PREFIX.finditer(text):
-        match = PREFIXED_TOKEN.match(text, prefix.start())
-        if match and len(set(match.group(0)[3:])) >= PLACEHOLDER_DISTINCT:
-            return True
+    return _holds_token(_TOKEN_KINDS, text)
+
+
+def _holds_token(patterns, text) -> bool:
+    """Whether a match of one of `patterns` has enough distinct characters to be a key. Per
+    kind, the search goes on from where its last match ended (linear time: a prefix inside that
+    match is no key either, see _TOKEN_PATTERNS_BYTES); the engine skips to each prefix."""
+    for pattern in patterns:
+        match = pattern.search(text)
+        while match:
+            if len(set(match.group(0)[3:])) >= PLACEHOLDER_DISTINCT:
+                return True
+            match = pattern.search(text, match.end())
     return False
 
 

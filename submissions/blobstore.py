@@ -4,6 +4,7 @@ AEON_INLINE_EVIDENCE_BYTES are not stored here but in their database rows (RawBu
 `selectors.raw_bundle` reads either."""
 
 import base64
+import contextlib
 import hashlib
 import os
 import tempfile
@@ -36,12 +37,7 @@ class FileBlobStore:
             return digest
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)  # atomic: a reader never sees half a bundle
+            _write_new(path.parent, ".incoming-", data, keep_as=path)
         except OSError as exc:
             raise BlobStoreUnavailable(str(exc)) from exc
         return digest
@@ -58,13 +54,39 @@ class FileBlobStore:
         return self._path(digest).exists()
 
     def check(self) -> None:
-        """Readiness: the folder exists and is writable."""
+        """Readiness: the folder exists and a NEW file of a bundle's first block can be written
+        to it and synced (then removed). Rewriting an existing small file needs no free block,
+        so a full disk passed; a new one fails as an upload would."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            probe = self.root / ".ready"
-            probe.write_bytes(b"ok")
+            _write_new(self.root, ".ready-", READY_PROBE)
         except OSError as exc:
             raise BlobStoreUnavailable(str(exc)) from exc
+
+
+# What readiness writes: as much as one file-system block, so that no inline-data trick of the
+# file system lets it pass on a full disk.
+READY_PROBE = b"\0" * 4096
+
+
+def _write_new(folder: Path, prefix: str, data, *, keep_as: Path | None = None) -> None:
+    """Write `data` to a new temporary file in `folder` and sync it; then rename it to
+    `keep_as` (atomic: a reader never sees half a bundle), or remove it. On any failure the
+    temporary file is removed: a full disk or a failed write leaves nothing behind."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if keep_as is not None:
+            os.replace(tmp, keep_as)
+            return
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.unlink(tmp)
 
 
 class S3BlobStore:

@@ -206,6 +206,14 @@ class WeightCheckCache(models.Model):
     demo = models.BooleanField(
         default=False
     )  # pre-filled by the embedded demo, not asked of the Hub
+    # The model facts' inputs (docs/cohorts.md §Rooflines): the weight files' sizes as the Hub
+    # lists them, summed, and the commit's config.json. `config_state`: "" asked before the board
+    # read facts, "listed" (config.json listed, not read yet), "none" (not listed), "found",
+    # "too_large" or "unreadable".
+    weight_bytes = models.BigIntegerField(null=True)
+    config_size = models.BigIntegerField(null=True)
+    config = models.JSONField(null=True)
+    config_state = models.CharField(max_length=16, blank=True)
 
     class Meta:
         constraints = [

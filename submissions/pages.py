@@ -6,6 +6,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from board import lab_selectors
 from board import selectors as board_selectors
 from board.public import public_bundle
 from board.tables import benchmark_rows
@@ -78,6 +79,9 @@ def pod_page(request, fingerprint: str):
             "rows": rows,
             "benchmarks": benchmarks,
             "benchmark_rows": benchmark_rows(benchmarks),
+            # Its latest benchmark against the class champion (docs/lab.md §Against the champion).
+            "latest": benchmarks[0] if benchmarks else None,
+            "standing": lab_selectors.against_champion(benchmarks[0]) if benchmarks else None,
         },
     )
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from django.db import connection, transaction
 
 from board import services as board_services
+from board.grading import suite_cases
 from submissions.demo.bundles import (
     DEMO_MODELS,
     PERF_SUITE_ID,
@@ -72,9 +73,12 @@ def _pod(index: int) -> str:
 
 
 def _shortened(rows: list[dict]) -> list[dict]:
+    # The outputs the board grades again stay whole (they are short), or they would be disputed.
+    graded = suite_cases(TEXT_SUITE_ID).cases
     return [
         row | {"raw_output": row["raw_output"][:COMPLETION_CHARS]}
         if isinstance(row.get("raw_output"), str)
+        and not (row.get("case_id") in graded and graded[row["case_id"]].board_grades)
         else row
         for row in rows
     ]

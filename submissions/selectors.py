@@ -5,22 +5,34 @@ here and may read the board (data flows submissions → board)."""
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
 from board.models import Run
+from config.api_errors import Reason
 from submissions.blobstore import blob_store
 from submissions.models import DeviceKey, IngestLogEntry, IngestRoute, RawBundle
 
 # What a visitor learns from a pod's history: its uploads and their outcomes, not the
 # challenge/enroll handshakes nor the client addresses.
 PUBLIC_ROUTES = (IngestRoute.OPEN_RUN, IngestRoute.RESULTS)
+# Open-run refusals made before the signature verified: anyone with the public key can cause them.
+UNSIGNED_REFUSALS = (Reason.BAD_SIG, Reason.REVOKED_KEY)
 
 
 def device_key(fingerprint: str) -> DeviceKey | None:
     return DeviceKey.objects.filter(fingerprint=fingerprint).first()
 
 
+def _own_attempts(fingerprint: str):
+    """A pod's attempts on the public routes: those only its key could make. An open-run whose
+    signature did not verify needs nothing but the public key (rows logged with its fingerprint
+    before the board stopped attributing them are left out too)."""
+    return IngestLogEntry.objects.filter(
+        key_fingerprint=fingerprint, route__in=PUBLIC_ROUTES
+    ).exclude(route=IngestRoute.OPEN_RUN, reason__in=UNSIGNED_REFUSALS)
+
+
 def pod_ingest_log(fingerprint: str):
     """A pod's attempts, newest first (paginate it: one query per page)."""
     return (
-        IngestLogEntry.objects.filter(key_fingerprint=fingerprint, route__in=PUBLIC_ROUTES)
+        _own_attempts(fingerprint)
         .only("created_at", "route", "status", "reason", "run_id", "bytes", "note")
         .order_by("-created_at", "-pk")
     )
@@ -45,9 +57,7 @@ def raw_bundle(sha256: str) -> bytes:
 def pod_submissions(fingerprint: str):
     """A pod's runs, one row each, newest first: attempts, refusals and the last answer (one
     query per page, whatever the number of attempts)."""
-    attempts = IngestLogEntry.objects.filter(
-        key_fingerprint=fingerprint, route__in=PUBLIC_ROUTES
-    ).exclude(run_id="")
+    attempts = _own_attempts(fingerprint).exclude(run_id="")
     last = attempts.filter(run_id=OuterRef("run_id")).order_by("-created_at", "-pk")
     return (
         attempts.values("run_id")

@@ -431,8 +431,11 @@ def open_run(body: bytes) -> Outcome:
     if key is None:
         raise Refusal(Reason.UNKNOWN_KEY, "enroll this key first")
     context = {"key_fingerprint": key.fingerprint}
+    # Until the signature verifies, the sender is anyone holding the public key: its refusals
+    # are logged by address, never on the pod's public record (docs/protocol.md §Ingest log).
+    claimed = f"(claimed key {key.fingerprint})"
     if key.is_revoked:
-        raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
+        raise Refusal(Reason.REVOKED_KEY, f"this key is revoked {claimed}")
     signed = {
         "action": "open_run",
         "public_key": request.public_key,
@@ -444,7 +447,7 @@ def open_run(body: bytes) -> Outcome:
         # Not counted against the key: the public key alone lets anyone send this, and five of
         # them would revoke an honest pod. Forgeries on the results route need the run token.
         raise Refusal(
-            Reason.BAD_SIG, "signature does not verify over the open_run fields", **context
+            Reason.BAD_SIG, f"signature does not verify over the open_run fields {claimed}"
         )
     # Charged only once the signature holds: the public key alone must not spend a pod's budget.
     check_rate_limit(f"key:{key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)

@@ -6,19 +6,22 @@ from dataclasses import asdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from anchor import services as anchor_services
 from board import services as board_services
+from board.modelfacts import ModelFacts, model_facts
 from board.models import Run, Verification
 from submissions.models import WeightCheckCache
 from submissions.weights import (
+    MAX_CONFIG_BYTES,
     HubAnswer,
     HubRefused,
     HubUnavailable,
     backoff_seconds,
     compare_weights,
+    fetch_config,
     fetch_hub_answer,
     is_commit,
     resolve_commit,
@@ -34,13 +37,34 @@ class WeightCheckDeferred(Exception):
         self.countdown = countdown
 
 
-def overdue_pending_run_ids() -> list[str]:
-    """Runs still pending long after their checks should have ended (a lost enqueue, a broker
-    restart without persistence): the beat sends their checks again. A check sent twice is
-    harmless: the verdict is recorded once and the Hub's answer is cached per commit."""
-    overdue = timezone.now() - timedelta(seconds=2 * settings.AEON_WEIGHT_RETRY_MAX_SECONDS)
-    pending = Run.objects.filter(verification=Verification.PENDING, committed_at__lt=overdue)
-    return list(pending.values_list("run_id", flat=True)[:1000])
+def overdue_pending_run_ids(limit: int = 1000) -> list[str]:
+    """Runs still pending past the time their next attempt was due, by a grace
+    (`AEON_WEIGHT_SWEEP_GRACE_SECONDS`): a check lost on the way (a publish that failed, a
+    broker restarted without its data, a worker that died, a wait longer than a task keeps) or
+    one whose retries were dropped. The beat sends their checks again, every minute, so a run
+    left pending by a fault leaves it within minutes. A run's next attempt is due `backoff`
+    after each attempt it made (docs/trust-and-ranking.md §The weight check), counted from its
+    commit. A check sent twice is harmless: the verdict is recorded once and the Hub's answer is
+    cached per commit. Reads only pending runs (a partial index holds them)."""
+    now = timezone.now()
+    grace = timedelta(seconds=settings.AEON_WEIGHT_SWEEP_GRACE_SECONDS)
+    pending = Run.objects.filter(verification=Verification.PENDING, committed_at__lt=now - grace)
+    rows = pending.order_by("committed_at").values_list(
+        "run_id", "committed_at", "verification_attempts"
+    )
+    due = []
+    for run_id, committed_at, attempts in rows.iterator(chunk_size=2000):
+        if committed_at + timedelta(seconds=waited_before(attempts)) + grace <= now:
+            due.append(run_id)
+            if len(due) >= limit:
+                break
+    return due
+
+
+def waited_before(attempts: int) -> int:
+    """Seconds from a run's commit to its next attempt after `attempts` failed ones."""
+    first, cap = settings.AEON_WEIGHT_RETRY_FIRST_SECONDS, settings.AEON_WEIGHT_RETRY_MAX_SECONDS
+    return sum(backoff_seconds(attempt, first, cap) for attempt in range(min(attempts, 500)))
 
 
 def hub_answer(repo: str, commit: str) -> HubAnswer:
@@ -62,11 +86,75 @@ def hub_answer(repo: str, commit: str) -> HubAnswer:
         except HubRefused:
             _remember(repo, commit, found=False, files={})
             raise
-        _remember(repo, commit, found=True, files=answer.files)
+        _remember(repo, commit, found=True, files=answer.files, **_facts_inputs(answer))
         return answer
     if not cached.found:
         raise HubRefused(f"{repo}@{commit}: refused by the Hub (cached answer)")
-    return HubAnswer(commit=commit, files=cached.files)
+    return HubAnswer(
+        commit=commit,
+        files=cached.files,
+        weight_bytes=cached.weight_bytes,
+        config_size=cached.config_size,
+    )
+
+
+def _facts_inputs(answer: HubAnswer) -> dict:
+    return {
+        "weight_bytes": answer.weight_bytes,
+        "config_size": answer.config_size,
+        "config_state": "none" if answer.config_size is None else "listed",
+    }
+
+
+def hub_facts(repo: str, commit: str) -> ModelFacts:
+    """The model facts of a verified commit (docs/cohorts.md §Rooflines): its weight bytes as the
+    Hub lists them and its config.json, each asked once per commit and cached with the Hub's
+    answer. Raises HubUnavailable (the check is retried) or HubRefused."""
+    cached = WeightCheckCache.objects.get(repo=repo, commit=commit)
+    changed: dict = {}
+    if cached.config_state == "" and not cached.demo:  # cached before the board read facts
+        answer = fetch_hub_answer(
+            repo,
+            commit,
+            endpoint=settings.AEON_HF_ENDPOINT,
+            token=settings.AEON_HF_TOKEN,
+            timeout=settings.AEON_HF_TIMEOUT_SECONDS,
+        )
+        changed.update(_facts_inputs(answer))
+    state = changed.get("config_state", cached.config_state)
+    if state == "listed":
+        size = changed.get("config_size", cached.config_size)
+        if size is not None and size > MAX_CONFIG_BYTES:
+            changed["config_state"] = "too_large"
+        else:
+            try:
+                config = fetch_config(
+                    repo,
+                    commit,
+                    endpoint=settings.AEON_HF_ENDPOINT,
+                    token=settings.AEON_HF_TOKEN,
+                    timeout=settings.AEON_HF_TIMEOUT_SECONDS,
+                )
+            except HubRefused:
+                config = None
+            changed.update(config=config, config_state="found" if config else "unreadable")
+    if changed:
+        WeightCheckCache.objects.filter(pk=cached.pk).update(**changed)
+        for name, value in changed.items():
+            setattr(cached, name, value)
+    config = cached.config if cached.config_state == "found" else None
+    facts = model_facts(config, cached.weight_bytes, repo)
+    if config is None and not facts.known:
+        reason = {
+            "none": "the commit lists no config.json",
+            "too_large": "its config.json is too large to read",
+            "unreadable": "its config.json is not a JSON object",
+        }.get(cached.config_state)
+        if reason:
+            return ModelFacts(
+                known=False, note=f"{facts.note}; {reason}", weight_bytes=facts.weight_bytes
+            )
+    return facts
 
 
 def _refusal_expired(cached: WeightCheckCache) -> bool:
@@ -74,13 +162,13 @@ def _refusal_expired(cached: WeightCheckCache) -> bool:
     return age >= timedelta(seconds=settings.AEON_HF_REFUSED_CACHE_SECONDS)
 
 
-def _remember(repo: str, commit: str, *, found: bool, files: dict) -> None:
+def _remember(repo: str, commit: str, *, found: bool, files: dict, **facts) -> None:
     """Store the Hub's answer; an expired refusal is replaced by the new answer."""
     try:
         WeightCheckCache.objects.update_or_create(
             repo=repo,
             commit=commit,
-            defaults={"found": found, "files": files, "fetched_at": timezone.now()},
+            defaults={"found": found, "files": files, "fetched_at": timezone.now(), **facts},
         )
     except IntegrityError:  # a concurrent check stored the same answer
         pass
@@ -112,19 +200,30 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
     recipe = extras.get("recipe") if isinstance(extras.get("recipe"), dict) else {}
 
     def record(
-        verdict: str, note: str, *, commit: str | None = None, differences=(), drafter: str = ""
+        verdict: str,
+        note: str,
+        *,
+        commit: str | None = None,
+        differences=(),
+        drafter: str = "",
+        facts: ModelFacts | None = None,
     ):
-        board_services.record_weight_verdict(
-            run_id=run_id,
-            verdict=verdict,
-            commit=commit,
-            note=note,
-            differences=[asdict(d) for d in differences],
-            drafter_status=drafter,
-            attempts=attempts,
-            checked_at=timezone.now(),
-        )
-        anchor_services.after_weight_verdict(run_id, verdict)
+        # The verdict and the manifest version saying so commit together or not at all: a
+        # failure in between (the database gone) leaves the run pending, to be checked again,
+        # never verified under a signed manifest that still says pending.
+        with transaction.atomic():
+            board_services.record_weight_verdict(
+                run_id=run_id,
+                verdict=verdict,
+                commit=commit,
+                note=note,
+                differences=[asdict(d) for d in differences],
+                drafter_status=drafter,
+                attempts=attempts,
+                checked_at=timezone.now(),
+                model_facts=facts.to_json() if facts is not None else {},
+            )
+            anchor_services.after_weight_verdict(run_id, verdict)
         return verdict
 
     if (
@@ -145,6 +244,8 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
         answer = hub_answer(run.hf_repo, commit)
         check = compare_weights(declared_hash=run.weights_hash, per_file=per_file, hub=answer)
         drafter = _drafter_status(recipe)
+        # Facts only of weights that match the Hub: a verified commit is the one that ran.
+        facts = hub_facts(run.hf_repo, commit) if check.verdict == Verification.VERIFIED else None
     except HubRefused:
         # The same words whether the Hub refused just now or the cache remembers it, so a
         # rebuild gives back the same run.
@@ -177,6 +278,7 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
         commit=check.commit,
         differences=check.differences,
         drafter=drafter,
+        facts=facts,
     )
 
 

@@ -9,14 +9,21 @@ per (repo, commit) and retries `HubUnavailable` with `backoff_seconds` for
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 import httpx2
-from huggingface_hub import HfApi, ModelInfo
-from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineModeIsEnabled
+from huggingface_hub import HfApi, ModelInfo, hf_hub_url
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    HFValidationError,
+    OfflineModeIsEnabled,
+    RemoteEntryNotFoundError,
+)
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 WEIGHT_EXTENSIONS = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".npz")
 RETRY_WINDOW_SECONDS = 24 * 3600
@@ -27,6 +34,9 @@ _COMMIT = re.compile(r"[0-9a-fA-F]{40}")
 # llama.cpp split files: `name-00001-of-00003.gguf`.
 _GGUF_SPLIT = re.compile(r"^(?P<stem>.+)-(?P<part>\d{5})-of-(?P<total>\d{5})\.gguf$")
 _REFUSED_STATUSES = (401, 403, 404)
+CONFIG_FILE = "config.json"
+# A config.json is a few kilobytes; one the Hub lists larger is not read (the facts are unknown).
+MAX_CONFIG_BYTES = 1_000_000
 
 
 class Verdict(StrEnum):
@@ -52,10 +62,14 @@ class FileDifference:
 
 @dataclass(frozen=True)
 class HubAnswer:
-    """What the Hub lists at one commit: weight files only, path → LFS sha256 (None if not LFS)."""
+    """What the Hub lists at one commit: weight files only, path → LFS sha256 (None if not LFS);
+    the sum of their sizes (None unless the Hub lists every one); the size of `config.json`
+    (None when it lists none)."""
 
     commit: str
     files: dict[str, str | None]
+    weight_bytes: int | None = None
+    config_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -117,12 +131,74 @@ def fetch_hub_answer(
     )
     if info.siblings is None or not info.sha:
         raise HubUnavailable(f"the Hub's answer for {repo}@{commit} lists no files or commit")
+    weights = [sibling for sibling in info.siblings if is_weight_file(sibling.rfilename)]
     files = {
-        sibling.rfilename: (sibling.lfs.sha256 if sibling.lfs else None)
-        for sibling in info.siblings
-        if is_weight_file(sibling.rfilename)
+        sibling.rfilename: (sibling.lfs.sha256 if sibling.lfs else None) for sibling in weights
     }
-    return HubAnswer(commit=info.sha, files=files)
+    sizes = [_size_of(sibling) for sibling in weights]
+    config = next((s for s in info.siblings if s.rfilename == CONFIG_FILE), None)
+    return HubAnswer(
+        commit=info.sha,
+        files=files,
+        weight_bytes=sum(sizes) if sizes and None not in sizes else None,
+        config_size=None if config is None else (_size_of(config) or 0),
+    )
+
+
+def _size_of(sibling) -> int | None:
+    """The LFS size the Hub lists (the file's real size), else the git blob's size."""
+    size = sibling.lfs.size if sibling.lfs else sibling.size
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+
+
+def fetch_config(
+    repo: str, commit: str, *, endpoint: str, token: str | None, timeout: float = 20.0
+) -> dict | None:
+    """`config.json` of `repo` at `commit`, read through huggingface_hub's own HTTP session and
+    error mapping (`hf_hub_url`, `hf_raise_for_status`): one GET, no retries of its own (the
+    check retries with its back-off), at most MAX_CONFIG_BYTES read. None when the commit holds
+    no config.json, or it is larger or not a JSON object.
+
+    Raises HubRefused (401/403/404 on the repo or revision) or HubUnavailable."""
+    url = hf_hub_url(repo, CONFIG_FILE, revision=commit, endpoint=endpoint.rstrip("/"))
+    headers = build_hf_headers(token=token or False)
+    try:
+        with get_session().stream(
+            "GET", url, headers=headers, follow_redirects=True, timeout=timeout
+        ) as response:
+            if response.status_code >= 400:
+                response.read()
+                hf_raise_for_status(response)
+            raw = b""
+            for chunk in response.iter_bytes():
+                raw += chunk
+                if len(raw) > MAX_CONFIG_BYTES:
+                    return None
+    except RemoteEntryNotFoundError:  # the commit holds no config.json
+        return None
+    except HfHubHTTPError as error:
+        raise _hub_error(error, repo, commit) from error
+    except HFValidationError as error:
+        raise HubRefused(f"{repo!r} is not a valid Hugging Face repo id: {error}") from error
+    except (httpx2.HTTPError, httpx2.StreamError, OfflineModeIsEnabled) as error:
+        raise HubUnavailable(
+            f"the Hub could not be reached for {repo}@{commit}: {error}"
+        ) from error
+    try:
+        config = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def _hub_error(error: HfHubHTTPError, repo: str, revision: str) -> Exception:
+    status = error.response.status_code if error.response is not None else None
+    if status in (408, 429) or (status is not None and status >= 500):
+        return HubUnavailable(f"the Hub answered {status} for {repo}@{revision}")
+    if status in _REFUSED_STATUSES:
+        return HubRefused(f"the Hub refused {repo}@{revision} ({status})")
+    # Any other 4xx will not change on retry.
+    return HubRefused(f"the Hub refused {repo}@{revision} ({status}): {error}")
 
 
 def compare_weights(
@@ -167,13 +243,7 @@ def _model_info(
             repo, revision=revision, files_metadata=files_metadata, timeout=timeout
         )
     except HfHubHTTPError as error:
-        status = error.response.status_code if error.response is not None else None
-        if status in (408, 429) or (status is not None and status >= 500):
-            raise HubUnavailable(f"the Hub answered {status} for {repo}@{revision}") from error
-        if status in _REFUSED_STATUSES:
-            raise HubRefused(f"the Hub refused {repo}@{revision} ({status})") from error
-        # Any other 4xx will not change on retry.
-        raise HubRefused(f"the Hub refused {repo}@{revision} ({status}): {error}") from error
+        raise _hub_error(error, repo, revision) from error
     except HFValidationError as error:
         raise HubRefused(f"{repo!r} is not a valid Hugging Face repo id: {error}") from error
     except (httpx2.RequestError, OfflineModeIsEnabled) as error:

@@ -12,7 +12,9 @@ from submissions.demo.bundles import (
     PERF_SUITE_ID,
     TEXT_SUITE_ID,
     DemoModel,
+    hub_facts_of,
     job_bundles,
+    weight_sizes,
     weights_for,
 )
 from submissions.demo.podclient import PodClient
@@ -57,12 +59,34 @@ def drafter_sha(model: DemoModel) -> str:
     return hashlib.sha256(f"{model.drafter_repo}@{model.drafter_revision}".encode()).hexdigest()
 
 
-def put_on_hub(hub, model: DemoModel, files: dict | None = None, *, drafter: bool = True) -> None:
+def put_on_hub(
+    hub,
+    model: DemoModel,
+    files: dict | None = None,
+    *,
+    drafter: bool = True,
+    config: dict | None = None,
+    weight_bytes: int | None = None,
+) -> None:
     """The stand-in holds the model's repo at its commit (by default exactly the files the pod
-    hashed, plus the usual git-stored config files) and, when asked, its drafter."""
+    hashed, plus config.json: the demo's, or `config`, with the demo's weight sizes or
+    `weight_bytes` split over the files) and, when asked, its drafter."""
     per_file, _ = weights_for(model)
     weights = per_file if files is None else files
-    hub.add_repo(model.hf_repo, model.hf_revision, {**weights, "config.json": None})
+    _, demo_config = hub_facts_of(model.hf_repo)
+    sizes = weight_sizes(model) if weight_bytes is None else None
+    if weight_bytes is not None:
+        paths = sorted(weights)
+        sizes = {path: weight_bytes // len(paths) for path in paths}
+        sizes[paths[0]] += weight_bytes - sum(sizes.values())
+    config = demo_config if config is None else config
+    hub.add_repo(
+        model.hf_repo,
+        model.hf_revision,
+        {**weights, "config.json": None},
+        config=config,
+        sizes=sizes,
+    )
     if drafter and model.drafter_repo:
         hub.add_repo(
             model.drafter_repo, model.drafter_revision, {"model.safetensors": drafter_sha(model)}

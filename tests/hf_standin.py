@@ -3,7 +3,10 @@
 It answers `GET /api/models/{repo_id}[/revision/{revision}][?blobs=true]` with the JSON the Hub
 answers, and refuses with the status codes and `X-Error-Code` headers the Hub uses, so
 `huggingface_hub.HfApi(endpoint=standin.endpoint).model_info(...)` raises the same errors it
-raises against huggingface.co.
+raises against huggingface.co. It also serves the contents it was given of a commit's files
+(`config.json`) at `HEAD|GET /{repo_id}/resolve/{revision}/{path}` with the headers
+`hf_hub_download` reads (`ETag`, `X-Repo-Commit`, `Content-Length`), and 404 `EntryNotFound` for a
+file the commit does not hold.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 _MODELS_PREFIX = "/api/models/"
 _REVISION_MARK = "/revision/"
+_RESOLVE_MARK = "/resolve/"
 _LFS_POINTER_SIZE = 134
 _TIMESTAMP = "2025-01-01T00:00:00.000Z"
 
@@ -27,6 +31,8 @@ _TIMESTAMP = "2025-01-01T00:00:00.000Z"
 class _Repo:
     commits: dict[str, dict[str, str | None]] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
+    contents: dict[str, dict[str, bytes]] = field(default_factory=dict)  # commit → path → bytes
+    sizes: dict[str, dict[str, int]] = field(default_factory=dict)  # commit → path → listed size
 
 
 @dataclass(frozen=True)
@@ -108,15 +114,25 @@ class HubStandIn:
         files: dict[str, str | None],
         *,
         branches: dict[str, str] | None = None,
+        config: dict | bytes | None = None,
+        sizes: dict[str, int] | None = None,
     ) -> None:
         """Add `commit` to `repo_id` with `files` ({path: LFS sha256, or None for a git file}).
 
         Calling it again for the same repo adds another commit; `branches` map names to commits.
+        `config`: the commit's `config.json` (a dict is served as its JSON), listed as a git file
+        of its real size; `sizes`: the sizes the Hub lists for some files (else stable fake ones).
         """
         with self._lock:
             repo = self._repos.setdefault(repo_id, _Repo())
             repo.commits[commit] = dict(files)
             repo.branches.update(branches or {})
+            repo.contents[commit] = {}
+            repo.sizes[commit] = dict(sizes or {})
+            if config is not None:
+                body = config if isinstance(config, bytes) else json.dumps(config).encode()
+                repo.commits[commit].setdefault("config.json", None)
+                repo.contents[commit]["config.json"] = body
 
     def fail_next(self, repo_id: str, status: int, times: int = 1) -> None:
         """Answer `status` (5xx, 429, ...) to the next `times` requests for `repo_id`."""
@@ -162,15 +178,20 @@ class HubStandIn:
         with self._lock:
             self._requests.append((method, path))
 
-    def _answer(self, path: str) -> tuple[int, dict[str, str], dict[str, Any]]:
+    def _answer(self, path: str) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
         parts = urlsplit(path)
-        if not parts.path.startswith(_MODELS_PREFIX):
+        file_path: str | None = None
+        if parts.path.startswith(_MODELS_PREFIX):
+            repo_part = parts.path[len(_MODELS_PREFIX) :]
+            revision: str | None = None
+            if _REVISION_MARK in repo_part:
+                repo_part, revision = repo_part.split(_REVISION_MARK, 1)
+                revision = unquote(revision)
+        elif _RESOLVE_MARK in parts.path:
+            repo_part, rest = parts.path.split(_RESOLVE_MARK, 1)
+            revision, _, file_path = unquote(rest).partition("/")
+        else:
             return _not_found_route(parts.path)
-        repo_part = parts.path[len(_MODELS_PREFIX) :]
-        revision: str | None = None
-        if _REVISION_MARK in repo_part:
-            repo_part, revision = repo_part.split(_REVISION_MARK, 1)
-            revision = unquote(revision)
         repo_id = unquote(repo_part).strip("/")
         with_blobs = _is_true(parse_qs(parts.query).get("blobs"))
         with self._lock:
@@ -185,6 +206,8 @@ class HubStandIn:
             repo = self._repos.get(repo_id)
             commit = _resolve(repo, revision) if repo is not None else None
             files = dict(repo.commits[commit]) if repo is not None and commit else None
+            contents = dict(repo.contents.get(commit, {})) if repo is not None and commit else {}
+            sizes = dict(repo.sizes.get(commit, {})) if repo is not None and commit else {}
 
         if failure is not None:
             refusal = _transient_failure(failure)
@@ -194,8 +217,14 @@ class HubStandIn:
             refusal = _repo_not_found()
         elif commit is None or files is None:
             refusal = _revision_not_found(revision or "main")
+        elif file_path is not None:
+            return _file_answer(commit, file_path, contents)
         else:
-            return 200, {}, _model_info_body(repo_id, commit, files, with_blobs=with_blobs)
+            return (
+                200,
+                {},
+                _model_info_body(repo_id, commit, files, contents, sizes, with_blobs=with_blobs),
+            )
         return refusal.status, refusal.headers, refusal.body
 
 
@@ -210,14 +239,23 @@ class _HubHandler(BaseHTTPRequestHandler):
 
     def do_HEAD(self) -> None:
         self.hub._record("HEAD", self.path)
-        status, headers, _ = self.hub._answer(self.path)
+        status, headers, body = self.hub._answer(self.path)
+        if isinstance(body, bytes):  # a file: HEAD says its length, sends nothing
+            headers = {**headers, "Content-Length": str(len(body))}
         self._send(status, headers, None)
 
-    def _send(self, status: int, headers: dict[str, str], body: dict[str, Any] | None) -> None:
-        payload = json.dumps(body).encode() if body is not None else b""
+    def _send(
+        self, status: int, headers: dict[str, str], body: dict[str, Any] | bytes | None
+    ) -> None:
+        if isinstance(body, bytes):
+            payload, kind = body, "application/octet-stream"
+        else:
+            payload = json.dumps(body).encode() if body is not None else b""
+            kind = "application/json; charset=utf-8"
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Content-Type", kind)
+        if "Content-Length" not in headers:
+            self.send_header("Content-Length", str(len(payload)))
         self.send_header("X-Request-Id", f"Root={uuid.uuid4()}")
         for name, value in headers.items():
             self.send_header(name, value)
@@ -240,14 +278,32 @@ def _is_true(values: list[str] | None) -> bool:
     return bool(values) and values[-1].lower() in ("1", "true")
 
 
+def _file_answer(
+    commit: str, path: str, contents: dict[str, bytes]
+) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
+    """A file of the commit as `resolve` serves it, or the Hub's 404 for a missing entry."""
+    body = contents.get(path)
+    if body is None:
+        refusal = _error(404, "EntryNotFound", f"{path} does not exist on {commit}")
+        return refusal.status, refusal.headers | {"X-Repo-Commit": commit}, refusal.body
+    etag = f'"{hashlib.sha1(body).hexdigest()}"'
+    return 200, {"ETag": etag, "X-Repo-Commit": commit}, body
+
+
 def _model_info_body(
-    repo_id: str, commit: str, files: dict[str, str | None], *, with_blobs: bool
+    repo_id: str,
+    commit: str,
+    files: dict[str, str | None],
+    contents: dict[str, bytes],
+    sizes: dict[str, int],
+    *,
+    with_blobs: bool,
 ) -> dict[str, Any]:
     siblings = []
     for path in sorted(files):
         sibling: dict[str, Any] = {"rfilename": path}
         if with_blobs:
-            sibling.update(_blob_metadata(path, files[path]))
+            sibling.update(_blob_metadata(path, files[path], _listed_size(path, contents, sizes)))
         siblings.append(sibling)
     author = repo_id.split("/", 1)[0] if "/" in repo_id else None
     return {
@@ -267,12 +323,23 @@ def _model_info_body(
         "library_name": "transformers",
         "siblings": siblings,
         "spaces": [],
-        "usedStorage": sum(_size_of(path, sha) for path, sha in files.items()),
+        "usedStorage": sum(
+            _listed_size(path, contents, sizes) or _size_of(path, sha)
+            for path, sha in files.items()
+        ),
     }
 
 
-def _blob_metadata(path: str, lfs_sha256: str | None) -> dict[str, Any]:
-    size = _size_of(path, lfs_sha256)
+def _listed_size(path: str, contents: dict[str, bytes], sizes: dict[str, int]) -> int | None:
+    """The size given for `path` (`add_repo(sizes=…)`, or its served contents), else None."""
+    if path in sizes:
+        return sizes[path]
+    body = contents.get(path)
+    return len(body) if body is not None else None
+
+
+def _blob_metadata(path: str, lfs_sha256: str | None, size: int | None = None) -> dict[str, Any]:
+    size = _size_of(path, lfs_sha256) if size is None else size
     blob_id = hashlib.sha1(f"{path}:{lfs_sha256}".encode()).hexdigest()
     if lfs_sha256 is None:
         return {"blobId": blob_id, "size": size}
@@ -337,5 +404,5 @@ def _transient_failure(status: int) -> _Refusal:
     return _Refusal(status, {}, {"error": messages.get(status, "Internal Error")})
 
 
-def _not_found_route(path: str) -> tuple[int, dict[str, str], dict[str, Any]]:
+def _not_found_route(path: str) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
     return 404, {}, {"error": f"Sorry, we can't find the page you are looking for: {path}"}

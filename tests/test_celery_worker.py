@@ -209,7 +209,8 @@ def test_a_rebuild_queues_the_weight_checks_it_leaves_pending_for_the_worker(
     assert rebuilt.returncode == 0, rebuilt.stderr
 
     assert set(Run.objects.values_list("verification", flat=True)) == {"pending"}
-    queued = [json.loads(message) for message in broker.lrange("celery", 0, -1)]
+    # Weight checks have their own queue (docs/operations.md §Background work).
+    queued = [json.loads(message) for message in broker.lrange("weights", 0, -1)]
     assert {m["headers"]["task"] for m in queued} == {"submissions.tasks.verify_weights"}
     assert {m["headers"]["argsrepr"] for m in queued} == {repr((run_id,)) for run_id in run_ids}
 

@@ -11,6 +11,7 @@ from collections import Counter
 
 import pytest
 
+from board.grading import suite_cases, text_quality
 from submissions.demo.bundles import (
     AGENTIC_SUITE_ID,
     ALL_DEMO_MODELS,
@@ -94,10 +95,11 @@ def test_the_suite_has_174_unique_ids_with_the_published_category_counts():
     assert counts == {"math": 34, "instruction": 34, "reasoning": 35, "coding": 36, "prose": 35}
 
 
-def test_suite_ids_follow_the_v4_grammar_over_all_six_difficulties():
+def test_suite_ids_are_the_pods_own_over_all_six_difficulties():
+    # The pod's suite: the carried easy/medium/hard cells keep their v3 ids, the rest are v4's.
     pattern = re.compile(
-        r"v4\.(math|instruction|reasoning|coding|prose)"
-        r"\.(easy|medium|hard|expert|frontier|god_mode)\.\d{2}"
+        r"(v3\.(math|instruction|reasoning|coding|prose)\.(easy|medium|hard)"
+        r"|v4\.(math|instruction|reasoning|coding|prose)\.(expert|frontier|god_mode))\.\d{2}"
     )
     ids = suite_case_ids()
     assert all(pattern.fullmatch(case_id) for case_id in ids)
@@ -110,6 +112,21 @@ def test_suite_ids_follow_the_v4_grammar_over_all_six_difficulties():
         "god_mode",
     }
     assert HEX[16].fullmatch(SUITE_HASH)
+    assert SUITE_HASH in suite_cases(TEXT_SUITE_ID).hashes
+
+
+@pytest.mark.parametrize("model", ALL_MODELS, ids=by_key)
+def test_the_board_grades_every_demo_text_run_as_the_demo_scores_it(jobs, model):
+    """Honest demo runs stay ranked: every case the board grades again from the raw output gets
+    the score the demo claims, and every tier of the suite is there."""
+    text = bundle_of(jobs[model.key], "text", TEXT_SUITE_ID)
+    quality = text_quality(suite_cases(TEXT_SUITE_ID), text["suite_hash"], text["results"])
+    grading = quality["grading"]
+    assert grading["regraded"] >= 85
+    assert (grading["disagreements"], grading["disputed"]) == (0, False)
+    assert grading["board_composite"] == quality["composite"]
+    assert grading["suite_hash_known"] and grading["tiers_complete"]
+    assert grading["unknown_ids"] == 0
 
 
 # --- perf cohorts ----------------------------------------------------------------------------

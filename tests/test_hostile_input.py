@@ -82,6 +82,11 @@ DERIVED = {
 }
 SERVER_MADE = {
     ("submissions", "RunSession", "run_id"): "new_run_id()",
+    # The model facts the weight check reads from the Hub at a verified commit (docs/cohorts.md
+    # §Rooflines): the Hub's sizes and a state word, not the pod's.
+    ("submissions", "WeightCheckCache", "weight_bytes"): "sum of the Hub's LFS sizes",
+    ("submissions", "WeightCheckCache", "config_size"): "bytes of the Hub's config.json",
+    ("submissions", "WeightCheckCache", "config_state"): "a state word of the fetch",
     ("submissions", "RunSession", "nonce"): "token_hex(16)",
     ("submissions", "RunSession", "token_sha256"): "sha256 hex",
     ("submissions", "RunSession", "status"): "SessionStatus",

@@ -61,6 +61,13 @@ def page_paths(answers) -> list[str]:
         "/recipes/",
         f"/recipes/{recipe_id}/",
         "/methodology/",
+        f"/models/{MODEL.hf_repo.lower()}/hardware/{SPARK}/",
+        "/lab/",
+        "/lab/flags/--max-num-seqs/",
+        f"/hardware/{SPARK}/champions.atom",
+        f"/models/{MODEL.hf_repo.lower()}/benchmarks.atom",
+        f"/badges/{MODEL.hf_repo.lower()}/{SPARK}.svg",
+        "/data/",
     ]
 
 
@@ -181,6 +188,8 @@ def test_a_commit_shows_at_once_on_every_page_it_touches(one_benchmark, pod, cli
     assert Benchmark.objects.count() == 2
     touched = {"/", f"/?hardware={SPARK}&ranked=1", "/hardware/", f"/hardware/{SPARK}/"}
     touched |= {"/models/", f"/models/{MODEL.hf_repo.lower()}/"}
+    touched |= {f"/models/{MODEL.hf_repo.lower()}/hardware/{SPARK}/"}
+    touched |= {f"/models/{MODEL.hf_repo.lower()}/benchmarks.atom"}
     assert touched <= changed(client, before)
     assert client.get(f"/benchmarks/{benchmark_id(later)}/").status_code == 200
 

@@ -38,6 +38,13 @@ def page_paths() -> list[str]:
         "/recipes/",
         f"/recipes/{first.recipe_id}/",
         "/methodology/",
+        f"/models/{first.model.canonical_id}/hardware/{slug}/",
+        "/lab/",
+        "/lab/flags/--max-num-seqs/",
+        f"/hardware/{slug}/champions.atom",
+        f"/models/{first.model.canonical_id}/benchmarks.atom",
+        f"/badges/{first.model.canonical_id}/{slug}.svg",
+        "/data/",
     ]
 
 

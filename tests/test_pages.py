@@ -64,6 +64,9 @@ def test_page_query_counts_do_not_grow_with_the_rows_shown(pod, make_pod, client
             f"/pods/{key_fingerprint(pod.public_key)}/",
             "/methodology/",
             "/recipes/",
+            f"/models/{model.hf_repo.lower()}/hardware/dgx-spark-x1/",
+            "/lab/",
+            "/lab/flags/--max-num-seqs/",
             "/api/v1/benchmarks.csv",
             "/api/v1/benchmarks.json",
         ]
@@ -114,6 +117,8 @@ def test_a_page_weighs_less_than_150_kb_without_plotly(pod, board_url, client):
         f"/models/{DEMO_MODELS[0].hf_repo.lower()}/",
         f"/pods/{key_fingerprint(pod.public_key)}/",
         "/methodology/",
+        f"/models/{DEMO_MODELS[0].hf_repo.lower()}/hardware/dgx-spark-x1/",
+        "/lab/",
     ):
         total = page_weight(client, path, statics)
         assert total < PAGE_BUDGET_BYTES, (path, total)

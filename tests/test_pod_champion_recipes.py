@@ -3,6 +3,8 @@
 /drafter speculative config, hardware matching by label, class name and normalised class."""
 
 import json
+from dataclasses import replace
+from urllib.parse import quote
 
 import pytest
 
@@ -22,6 +24,8 @@ from tests.championjobs import (
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+STOCK = "ghcr.io/aeon-7/aeon-vllm-ultimate:latest"
 
 SINGLE_SPARK = "single DGX Spark (GB10)"
 DUAL_SPARK = "dual DGX Spark (GB10)"
@@ -44,6 +48,9 @@ FIELDS = {
     "trust_tier",
     "run",
     "started_at",
+    # added by the board (docs/champions.md): the pod ignores fields it does not read
+    "benchmark_id",
+    "crown_holder",
 }
 SCRUBBED_816_FLAGS = [
     "--max-model-len",
@@ -152,6 +159,8 @@ def test_each_champion_carries_exactly_the_protocol_fields_with_a_scrubbed_appli
         "trust_tier": "attested",
         "run": runs["perf"].run_id,
         "started_at": int(runs["perf"].committed_at.timestamp()),
+        "benchmark_id": board["gemma"],
+        "crown_holder": None,
     }
     assert isinstance(entry["started_at"], int)
     text = json.dumps(answer.body)
@@ -201,19 +210,36 @@ def test_the_list_is_one_entry_per_label_and_model_grouped_by_label_best_through
     ]
 
 
-def test_a_champion_on_an_image_off_the_allowlist_is_offered_without_it(pod, board_url):
-    submit(pod, QWEN_27B_MTP, "2026-10-11T09:00:00Z")
+def test_a_champion_on_a_withheld_image_is_not_offered_pods_get_the_best_applicable_recipe(
+    pod, board_url
+):
+    """docs/champions.md §The champion recipes pods fetch: pods would run their stock image, not
+    the one measured, so the crown holder on a withheld image is not offered; the best recipe of
+    the class and model measured on an allowed image is, and the pages say why."""
+    stock = replace(QWEN_27B_MTP, key="qwen3.6-27b-mtp-stock", image=STOCK, peak_agg_tps=150.0)
+    offered = submit(pod, stock, "2026-10-10T09:00:00Z")
+    holder = submit(pod, QWEN_27B_MTP, "2026-10-11T09:00:00Z")  # 189 tok/s, image withheld
 
     [entry] = pod_champions(pod, SINGLE_SPARK).body["champions"]
-    [crown] = read_api(board_url, "/api/v1/champions?hardware=dgx-spark-x1&axis=throughput").body[
-        "champions"
-    ]
+    [crown] = read_api(
+        board_url, "/api/v1/champions?hardware=dgx-spark-x1&axis=throughput&model=qwen/qwen3.6-27b"
+    ).body["champions"]
 
-    assert (entry["canonical"], entry["image"], entry["engine"]) == (
+    assert crown["benchmark_id"] == holder  # still crowned and shown
+    assert crown["recipe"]["image"] is None
+    assert "not on this board's list" in crown["recipe"]["image_note"]
+    assert crown["one_click"] is False
+    assert [r["code"] for r in crown["one_click_reasons"]] == ["image_withheld"]
+    assert crown["pods_offered"]["benchmark_id"] == offered
+    assert (entry["canonical"], entry["image"], entry["benchmark_id"]) == (
         "qwen/qwen3.6-27b",
-        None,
-        "aeon-vllm-ultimate",
+        STOCK,
+        offered,
     )
+    assert entry["peak_agg_tps"] == 150.0
+    assert entry["crown_holder"]["benchmark_id"] == holder
+    assert entry["crown_holder"]["peak_agg_tps"] == 189.0
+    assert [r["code"] for r in entry["crown_holder"]["not_offered_because"]] == ["image_withheld"]
     assert entry["drafter"] == {
         "method": "mtp",
         "repo": None,
@@ -221,20 +247,38 @@ def test_a_champion_on_an_image_off_the_allowlist_is_offered_without_it(pod, boa
         "n": 2,
         "uses_drafter": False,
     }
-    assert crown["recipe"]["image"] is None
-    assert "not on this board's list" in crown["recipe"]["image_note"]
-    assert "spark-lab" not in json.dumps(crown)
+    page = read_api(board_url, f"/benchmarks/{holder}/").text
+    assert "not one-click" in page and "image withheld" in page
+    assert f'handed the recipe of <a href="/benchmarks/{offered}/">' in page
+    assert "spark-lab" not in json.dumps(crown) + json.dumps(entry)
+
+
+def test_a_lone_champion_on_a_withheld_image_leaves_pods_no_entry(pod, board_url):
+    holder = submit(pod, QWEN_27B_MTP, "2026-10-11T09:00:00Z")
+
+    assert pod_champions(pod, SINGLE_SPARK).body == {"hardwares": [], "champions": []}
+    [crown] = read_api(
+        board_url, "/api/v1/champions?hardware=dgx-spark-x1&axis=throughput&model=qwen/qwen3.6-27b"
+    ).body["champions"]
+    assert (crown["benchmark_id"], crown["one_click"], crown["pods_offered"]) == (
+        holder,
+        False,
+        None,
+    )
+    page = read_api(board_url, f"/benchmarks/{holder}/").text
+    assert "pods of the class are handed none for the model" in page
 
 
 HARDWARE_QUERIES = [
     (SINGLE_SPARK, {SINGLE_SPARK}),  # the pod's own label
+    (DUAL_SPARK, {DUAL_SPARK}),  # a dual Spark pod's own label: never the single's
     ("Single DGX Spark", {SINGLE_SPARK}),  # the class name
     ("dgx spark", {SINGLE_SPARK, DUAL_SPARK}),  # contained, in any case
     ("2x dgx spark", {DUAL_SPARK}),  # normalises to the dual class
     ("NVIDIA GB10", {SINGLE_SPARK}),  # normalises to the single class
     ("TPU v7", set()),  # normalises to Unlabeled: never a match by class
     ("2× RTX 5090 32GB", {"2× RTX 5090 32GB"}),  # never the single card's recipe
-    ("RTX 5090 32GB", {"RTX 5090 32GB", "2× RTX 5090 32GB"}),  # contained in both labels
+    ("RTX 5090 32GB", {"RTX 5090 32GB"}),  # a one-card pod's label: never the 2× recipe
     ("NVIDIA GeForce RTX 5090", {"RTX 5090 32GB"}),  # another label of the same class
     ("h100", {"NVIDIA H100 80GB HBM3"}),  # part of a label
 ]
@@ -257,6 +301,40 @@ def test_hardware_matches_label_class_name_or_normalised_class_and_models_any_ca
     assert listed(pod_champions(pod, model="gemma")) == []
     for entry in pod_champions(pod).body["champions"]:
         assert isinstance(entry["started_at"], int)
+
+
+def test_a_pods_label_gets_only_classes_of_its_device_count_in_both_apis(pod, board, board_url):
+    """A one-card pod never gets a two-card recipe and a two-card pod never a one-card one, in
+    the pods' list and the champion API; a person's bare `dgx spark` lists every Spark class,
+    grouped by label."""
+
+    def crown_classes(query: str) -> set[str]:
+        reply = read_api(board_url, f"/api/v1/champions?axis=throughput&hardware={quote(query)}")
+        assert reply.status == 200, reply.text
+        return {crown["hardware_class"]["name"] for crown in reply.body["champions"]}
+
+    def pod_classes(query: str) -> set[str]:
+        return {e["hw_bucket"] for e in pod_champions(pod, query).body["champions"]}
+
+    assert pod_classes("RTX 5090 32GB") == crown_classes("RTX 5090 32GB") == {"NVIDIA RTX 5090"}
+    assert (
+        pod_classes("2× RTX 5090 32GB")
+        == crown_classes("2× RTX 5090 32GB")
+        == {"2× NVIDIA RTX 5090"}
+    )
+    assert crown_classes("nvidia-rtx-5090-x2") == {"2× NVIDIA RTX 5090"}  # a slug is one class
+    assert pod_classes(SINGLE_SPARK) == crown_classes(SINGLE_SPARK) == {"Single DGX Spark"}
+    assert pod_classes(DUAL_SPARK) == crown_classes(DUAL_SPARK) == {"2× DGX Spark"}
+    assert (
+        pod_classes("dgx spark")
+        == crown_classes("dgx spark")
+        == {
+            "Single DGX Spark",
+            "2× DGX Spark",
+        }
+    )
+    hardware = [e["hardware"] for e in pod_champions(pod, "dgx spark").body["champions"]]
+    assert hardware == sorted(hardware, key=str.lower)  # grouped by label
 
 
 def test_a_benchmark_holding_a_token_is_withheld_and_never_offered(pod, board_url):

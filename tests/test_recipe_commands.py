@@ -31,7 +31,9 @@ def lines(command: str) -> list[str]:
 
 def test_a_vllm_recipe_gives_downloads_at_the_pinned_commits_docker_compose_and_bare_metal():
     spec = normalise_recipe(EXAMPLE["recipe"])
-    commands = assemble_commands(spec, hf_repo=EXAMPLE["hf_repo"], revision=COMMIT)
+    commands = assemble_commands(
+        spec, hf_repo=EXAMPLE["hf_repo"], revision=COMMIT, drafter_verified=True
+    )
 
     assert lines(commands["hf_download"]) == [
         "huggingface-cli", "download", "google/gemma-4-26B-A4B-it", "--revision", COMMIT,
@@ -57,6 +59,22 @@ def test_a_vllm_recipe_gives_downloads_at_the_pinned_commits_docker_compose_and_
     assert bare[:3] == ["vllm", "serve", "models/google/gemma-4-26B-A4B-it"]
     assert json.loads(bare[-1])["model"] == "models/z-lab/gemma-4-26B-A4B-it-DFlash"
     assert commands["notes"] == []
+    assert commands["one_click"] == {"one_click": True, "reasons": []}
+    assert commands["left_out"] == []
+
+
+def test_an_unverified_drafter_is_neither_downloaded_mounted_nor_named_by_any_command():
+    spec = normalise_recipe(EXAMPLE["recipe"])
+    commands = assemble_commands(spec, hf_repo=EXAMPLE["hf_repo"], revision=COMMIT)
+
+    assert commands["drafter_download"] is None
+    for key in ("docker_run", "compose", "bare_metal"):
+        assert "/drafter" not in commands[key] and "DFlash" not in commands[key], key
+        assert "--speculative-config" not in commands[key], key
+        assert "--max-num-seqs" in commands[key], key  # the other flags stay
+    assert commands["one_click"]["one_click"] is False
+    assert [r["code"] for r in commands["one_click"]["reasons"]] == ["drafter_unverified"]
+    assert any("The drafter is left out" in note for note in commands["notes"])
 
 
 @pytest.mark.parametrize(
@@ -67,19 +85,30 @@ def test_a_vllm_recipe_gives_downloads_at_the_pinned_commits_docker_compose_and_
         ("llama.cpp", "ghcr.io/ggml-org/llama.cpp:server-cuda", ["llama-server", "-m"]),
     ],
 )
-def test_a_shell_expression_in_a_flag_is_quoted_in_every_command(engine, image, program):
+def test_a_shell_expression_in_a_flag_is_left_out_and_one_elsewhere_is_quoted_in_every_command(
+    engine, image, program
+):
+    # A flag value the policy does not accept never reaches a command (docs/recipes.md §The
+    # serve-flag policy); what does reach one — the repository, the model file — is quoted.
     spec = spec_of(engine, image, ["--chat-template-content-format", HOSTILE, "--x", "a b"])
-    commands = assemble_commands(spec, hf_repo="org/model", revision=COMMIT, model_file="m.gguf")
+    repo = f"org/{HOSTILE}"
+    commands = assemble_commands(spec, hf_repo=repo, revision=COMMIT, model_file=f"{HOSTILE}.gguf")
 
     for key in ("docker_run", "bare_metal"):
         argv = lines(commands[key])
-        assert argv[argv.index("--chat-template-content-format") + 1] == HOSTILE, key
-        assert argv[argv.index("--x") + 1] == "a b", key
-        assert f"'{HOSTILE}'" in commands[key]
+        assert "--chat-template-content-format" not in argv and "--x" not in argv, key
+        assert repo in argv or f"models/{repo}/{HOSTILE}.gguf" in argv, key
+        assert f"'{HOSTILE}" in commands[key] or f"/{HOSTILE}" in commands[key]
+        assert shlex.quote(argv[-1]) in commands[key]
     assert lines(commands["bare_metal"])[: len(program)] == program
+    assert {flag["flag"] for flag in commands["left_out"]} == {
+        f"--chat-template-content-format {HOSTILE}",
+        "--x a b",
+    }
+    assert "Left out of these commands" in " ".join(commands["notes"])
     # compose interpolates `$`: doubled, it reaches the container as a literal `$`
     compose = yaml.safe_load(commands["compose"])["services"]["serve"]
-    assert "$$(rm -rf ~)" in compose["command"]
+    assert any("$$(rm -rf ~)" in arg for arg in compose["command"])
 
 
 def test_a_hostile_repository_name_is_quoted_too():

@@ -23,7 +23,7 @@ from submissions.models import (
     RunSession,
     SessionStatus,
 )
-from submissions.signing import canonical_json
+from submissions.signing import canonical_json, key_fingerprint
 from tests.podchannel import (
     LIVE_DB,
     MODEL,
@@ -499,3 +499,26 @@ def test_open_run_with_a_bad_signature_does_not_spend_the_keys_rate_budget(pod, 
 
     assert genuine.status == 200, genuine.body
     assert not ForgeryEvent.objects.exists()
+
+
+def test_open_runs_with_a_bad_signature_never_reach_the_pods_public_record(pod, client):
+    # Only the public key is needed to send these (issue 20, "A pod's public record is its own").
+    fingerprint = key_fingerprint(pod.public_key)
+    forged = pod.open_run_request(MODEL, TEXT_SUITE, "text") | {"signature": pod.sign(b"other")}
+    for _ in range(20):
+        entry = assert_refused(
+            pod.post_json("/api/v1/runs", forged), 400, "BAD_SIG", route="open_run"
+        )
+        assert entry.key_fingerprint == "" and entry.client_ip  # logged by address
+        assert fingerprint in entry.note  # the key it claimed, for moderators
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(session, small_content(2)).status == 200
+
+    page = client.get(f"/pods/{fingerprint}/")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "BAD_SIG" not in text and "did not verify" not in text
+    assert session.run_id in text
+    # Its run (one row) and that run's two attempts, open-run and checkpoint: nothing else.
+    assert text.count("<code>OK</code>") == 3

@@ -34,6 +34,10 @@ def model_info_path(repo: str, commit: str) -> str:
     return f"/api/models/{repo}/revision/{commit}?blobs=true"
 
 
+def config_path(repo: str, commit: str) -> str:
+    return f"/{repo}/resolve/{commit}/config.json"
+
+
 def perf_job(**options):
     return only(core_job(MODEL, **options), PERF_SUITE_ID)
 
@@ -66,10 +70,12 @@ def test_a_job_whose_weights_and_drafter_match_the_hub_is_verified_attested_and_
         assert run["attestation_method"] == "hf_pull_served"
         assert run["drafter_status"] == "pinned_ok"
         assert f"4 weight file(s) match the Hub at {MODEL.hf_revision}" in run["verification_note"]
-    # The pinned drafter was looked up at its commit; present, it earns no badge.
+    # The pinned drafter was looked up at its commit; present, it earns no badge. The verified
+    # commit's config.json was read once, for its model facts (docs/cohorts.md §Rooflines).
     assert hub.requests == [
         ("GET", model_info_path(MODEL.hf_repo, MODEL.hf_revision)),
         ("GET", model_info_path(MODEL.drafter_repo, MODEL.drafter_revision)),
+        ("GET", config_path(MODEL.hf_repo, MODEL.hf_revision)),
     ]
 
 
@@ -151,7 +157,7 @@ def test_a_hub_outage_leaves_the_run_pending_until_check_weights_retries_it(pod,
     benchmark = benchmark_of(board_url, [answer])
     assert benchmark["verification"]["verdict"] == "verified"
     assert "weights_pending" not in benchmark["badges"]
-    assert len(hub.requests) == 3  # the 503, the retry, then the drafter
+    assert len(hub.requests) == 4  # the 503, the retry, the drafter, then config.json
 
 
 def test_a_branch_name_is_checked_at_the_commit_the_manifest_names(pod, hub, board_url):
@@ -188,7 +194,7 @@ def test_a_second_job_of_the_same_commit_is_verified_from_the_cache(make_pod, hu
     put_on_hub(hub, MODEL)
     [first] = submit_job(make_pod(), perf_job())
     asked = hub.requests
-    assert len(asked) == 2  # the weights, then the drafter
+    assert len(asked) == 3  # the weights, the drafter, then config.json
 
     [second] = submit_job(make_pod(), perf_job(started="2026-11-02T10:00:00Z"))
 

@@ -22,6 +22,7 @@ import math
 import random
 from fractions import Fraction
 
+from board.grading import grade_case, suite_cases
 from submissions.demo.catalogue import (
     AGENTIC_GOD_TASKS,
     AGENTIC_SUITE_ID,
@@ -29,10 +30,8 @@ from submissions.demo.catalogue import (
     ALL_DEMO_MODELS,
     AUDIO_SUITE_ID,
     CATEGORIES,
-    CATEGORY_COUNTS,
     DEMO_JOBS,
     DEMO_MODELS,
-    DIFFICULTIES,
     GEMMA4_26B_816,
     HARDWARE,
     HARNESS_VERSIONS,
@@ -43,12 +42,15 @@ from submissions.demo.catalogue import (
     RECIPE_HISTORY,
     REPRODUCTIONS,
     RUBRICS,
+    TEXT_ANSWERS,
     TEXT_SUITE_ID,
     VIDEO_SUITE_ID,
     VISION_SUITE_ID,
     DemoJob,
     DemoModel,
     demo_model,
+    hub_facts_of,
+    weight_sizes,
 )
 
 __all__ = [  # what the loader, the benchmark command and the tests import from here
@@ -73,6 +75,8 @@ __all__ = [  # what the loader, the benchmark command and the tests import from 
     "job_bundles",
     "suite_case_ids",
     "text_checkpoints",
+    "hub_facts_of",
+    "weight_sizes",
     "weights_for",
 ]
 
@@ -88,27 +92,32 @@ JobEntry = tuple[str, str | None, str, Bundle]
 # ---------------------------------------------------------------------------------------------
 
 
-def _difficulty_counts(total: int) -> list[tuple[str, int]]:
-    base, extra = divmod(total, len(DIFFICULTIES))
-    return [(d, base + (1 if i < extra else 0)) for i, d in enumerate(DIFFICULTIES)]
+_SUITE = suite_cases(TEXT_SUITE_ID)  # the suite the board holds as data (board/suite_data/)
 
 
 def _suite_cases() -> list[tuple[str, str, str]]:
-    cases = []
-    for category in CATEGORIES:
-        for difficulty, count in _difficulty_counts(CATEGORY_COUNTS[category]):
-            for number in range(1, count + 1):
-                case_id = f"v4.{category.lower()}.{difficulty}.{number:02d}"
-                cases.append((case_id, category, difficulty))
-    return cases
+    return [(case.case_id, case.category, case.difficulty) for case in _SUITE.cases.values()]
 
 
 def suite_case_ids() -> list[str]:
     """The 174 case ids of aeon-suite-v4, in suite order (category, difficulty, number)."""
-    return [case_id for case_id, _, _ in _suite_cases()]
+    return list(_SUITE.cases)
 
 
-SUITE_HASH = hashlib.sha256("\n".join(suite_case_ids()).encode()).hexdigest()[:16]
+SUITE_HASH = sorted(_SUITE.hashes)[0]  # the pod's suite_hash of that suite
+
+# What a wrong answer looks like: the first of these the board grades 0 for the case.
+_WRONG_ANSWERS = ("I am not sure.", "\\boxed{0}", "\\boxed{-1}")
+
+
+def _graded_output(case_id: str, passed: bool) -> str:
+    """An output the board grades as the demo scores it: the case's right answer, or a wrong one."""
+    case = _SUITE.cases[case_id]
+    candidates = (TEXT_ANSWERS[case_id],) if passed else _WRONG_ANSWERS
+    for output in candidates:
+        if grade_case(case, output) == (1.0 if passed else 0.0):
+            return output
+    raise ValueError(f"{case_id}: no demo output grades {'right' if passed else 'wrong'}")
 
 
 def agentic_task_ids() -> list[str]:
@@ -576,7 +585,6 @@ _DENOMS = {
     "Instruction": (3, 4, 5, 6),
     "Prose": (3, 4, 5, 6),
 }
-_TIERS = {"Math": 0, "Reasoning": 0, "Coding": 0, "Instruction": 1, "Prose": 1}
 
 
 def _category_targets(model: DemoModel, rng: random.Random) -> dict[str, float]:
@@ -620,7 +628,10 @@ def _text_rows(model: DemoModel, seed: int, coverage: float, cells: dict) -> lis
         if not rows:
             remaining_total -= targets[category]
             continue
-        denoms = [rng.choice(_DENOMS[category]) for _ in free]
+        denoms = [
+            1 if _SUITE.cases[cid].board_grades else rng.choice(_DENOMS[category])
+            for cid, _ in free
+        ]
         units = _fit_units(rng, [_EASE[d] for _, d in free], denoms, target / 100 * len(rows))
         realised = 0.0
         for (case_id, _), unit, denom in zip(free, units, denoms, strict=True):
@@ -659,6 +670,10 @@ def _scored_row(
 ) -> dict:
     score = round(unit / denom, 4)
     output, evidence = _TEXT_WRITERS[category](rng, difficulty, number, unit, denom)
+    case = _SUITE.cases[case_id]
+    if case.board_grades:  # the board grades it again: the output must say what the score says
+        output = _graded_output(case_id, unit == denom)
+        evidence = {"tier": 0, "checkers": [{"type": c["type"]} for c in case.checkers]}
     out_tokens = int(_OUTPUT_TOKENS[category.lower()] * _LENGTH[difficulty] * rng.uniform(0.8, 1.2))
     creativity = None
     if category == "Prose" and difficulty not in ("easy", "medium"):
@@ -666,7 +681,7 @@ def _scored_row(
     return {
         "case_id": case_id,
         "category": category,
-        "tier": _TIERS[category],
+        "tier": case.tier,
         "status": "scored",
         "score": score,
         "creativity": creativity,
@@ -684,7 +699,7 @@ def _no_answer_row(
     return {
         "case_id": case_id,
         "category": category,
-        "tier": _TIERS[category],
+        "tier": _SUITE.cases[case_id].tier,
         "status": "no_answer",
         "score": 0.0,
         "creativity": None,

@@ -25,6 +25,25 @@ def _read(name: str) -> dict:
 
 _SUITES = _read("suites.json")
 _CATALOGUE = _read("models.json")
+_HUB_FACTS = {repo: facts for repo, facts in _read("hub_facts.json").items() if "/" in repo}
+
+
+def hub_facts_of(repo: str) -> tuple[int | None, dict | None]:
+    """(weight bytes, config.json) the demo's Hub answer gives `repo`, or (None, None)."""
+    facts = _HUB_FACTS.get(repo) or {}
+    return facts.get("weight_bytes"), facts.get("config")
+
+
+def weight_sizes(model: DemoModel) -> dict[str, int] | None:
+    """The size the demo's Hub lists for each weight file: the repo's weight bytes split evenly
+    (the remainder on the first file); None when the demo has no facts for the repo."""
+    total, _ = hub_facts_of(model.hf_repo)
+    if total is None:
+        return None
+    files = sorted(model.weight_files)
+    share, extra = divmod(total, len(files))
+    return {path: share + (extra if i == 0 else 0) for i, path in enumerate(files)}
+
 
 # --- suites -----------------------------------------------------------------------------------
 
@@ -54,6 +73,9 @@ RUBRICS: dict[str, tuple[tuple[str, str], ...]] = {
     category: tuple(tuple(criterion) for criterion in criteria)
     for category, criteria in _SUITES["rubrics"].items()
 }
+
+# case id → an output the board grades right (board/grading.py), for every case it grades
+TEXT_ANSWERS: dict[str, str] = _read("answers.json")
 
 # --- hardware ---------------------------------------------------------------------------------
 
@@ -240,7 +262,12 @@ RECIPE_HISTORY: tuple[DemoModel, ...] = tuple(
     _model(entry) for entry in _CATALOGUE["recipe_history"]
 )
 REPRODUCTIONS: tuple[DemoModel, ...] = tuple(_model(entry) for entry in _CATALOGUE["reproductions"])
-ALL_DEMO_MODELS = DEMO_MODELS + RECIPE_HISTORY + REPRODUCTIONS
+# Single-flag experiments of the recipe lab (docs/lab.md): the 816 recipe with another draft
+# length and without its drafter, on the second and a third Spark pod.
+EXPERIMENTS: tuple[DemoModel, ...] = tuple(
+    _model(entry) for entry in _CATALOGUE.get("experiments", ())
+)
+ALL_DEMO_MODELS = DEMO_MODELS + RECIPE_HISTORY + REPRODUCTIONS + EXPERIMENTS
 
 
 def demo_model(key: str) -> DemoModel:

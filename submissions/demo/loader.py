@@ -20,6 +20,7 @@ from submissions.demo.bundles import (
     DEMO_JOBS,
     TEXT_SUITE_ID,
     DemoJob,
+    hub_facts_of,
     job_bundles,
     text_checkpoints,
     weights_for,
@@ -64,19 +65,29 @@ class DemoLoad:
 
 
 def prefill_hub_cache() -> int:
-    """Record the demo models' weights as the Hub's answer, flagged demo: no network needed."""
+    """Record the demo models' weights as the Hub's answer, flagged demo: no network needed.
+    With them the model facts the demo knows (`data/hub_facts.json`): weight bytes and
+    config.json, so its benchmarks get rooflines (docs/cohorts.md §Rooflines)."""
     count = 0
     for job in DEMO_JOBS:
         model = job.model
         per_file, _ = weights_for(model)
-        entries = [(model.hf_repo, model.hf_revision, per_file)]
+        weight_bytes, config = hub_facts_of(model.hf_repo)
+        facts = {
+            "weight_bytes": weight_bytes,
+            "config": config,
+            "config_state": "found" if config is not None else "none",
+        }
+        entries = [(model.hf_repo, model.hf_revision, per_file, facts)]
         if model.drafter_repo:
             entries.append(
-                (model.drafter_repo, model.drafter_revision, {"model.safetensors": None})
+                (model.drafter_repo, model.drafter_revision, {"model.safetensors": None}, {})
             )
-        for repo, commit, files in entries:
+        for repo, commit, files, known in entries:
             _, created = WeightCheckCache.objects.get_or_create(
-                repo=repo, commit=commit, defaults={"found": True, "files": files, "demo": True}
+                repo=repo,
+                commit=commit,
+                defaults={"found": True, "files": files, "demo": True, **known},
             )
             count += created
     return count

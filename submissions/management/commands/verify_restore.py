@@ -5,7 +5,8 @@ Run against the restored database and blob store. It checks that every raw bundl
 names and does not hold in its own row is in the store; re-reads a sample of committed bundles
 (from their rows or the store), re-hashes them and verifies each signature against the key
 pinned when its run was opened; verifies a sample of the signed run manifests (sha256 and the
-board's signature); and asks the restored board for its champions through its own URL routes,
+board's signature, by one of the keys the board publishes: its own key file and retired keys,
+and the live board's `/.well-known/aeon-bench.json` with `--live`); and asks the restored board for its champions through its own URL routes,
 comparing them, when `--live` names the live board, with the live board's answers. Prints one
 JSON report; exits non-zero on any failure.
 """
@@ -42,7 +43,7 @@ class Command(BaseCommand):
             "bundles_named": RawBundle.objects.count(),
             "bundles_missing": self._missing_bundles(),
             "bundles_verified": self._verify_bundles(chooser, sample),
-            "manifests_verified": self._verify_manifests(chooser, sample),
+            "manifests_verified": self._verify_manifests(chooser, sample, live),
             "champions": self._champions(live),
         }
         self.stdout.write(json.dumps(report, indent=2))
@@ -78,21 +79,48 @@ class Command(BaseCommand):
                 raise CommandError(f"run {session.run_id}: the pod's signature does not verify")
         return min(sample, len(sessions))
 
-    def _verify_manifests(self, chooser: random.Random, sample: int) -> int | None:
-        """Signed run manifests (docs/trust-anchor.md), when this board keeps them."""
+    def _verify_manifests(
+        self, chooser: random.Random, sample: int, live: str | None
+    ) -> int | None:
+        """Signed run manifests (docs/trust-anchor.md), when this board keeps them: each signed by
+        a published key (never merely the key stored beside it) and verifying with it."""
         try:
             manifests = apps.get_model("anchor", "RunManifest")
         except LookupError:
             return None
         ids = list(manifests.objects.values_list("pk", flat=True))
         chosen = manifests.objects.filter(pk__in=chooser.sample(ids, min(sample, len(ids))))
+        published = self._published_keys(live) if ids else set()
         for manifest in chosen:
             document = manifest.document.encode("utf-8")
             if sha256_hex(document) != manifest.document_sha256:
                 raise CommandError(f"manifest {manifest}: its document does not hash to its sum")
+            if manifest.public_key not in published:
+                raise CommandError(
+                    f"manifest {manifest}: signed by a key the board does not publish"
+                )
             if not verify_signature(manifest.public_key, manifest.signature, document):
                 raise CommandError(f"manifest {manifest}: the board's signature does not verify")
         return len(chosen)
+
+    def _published_keys(self, live: str | None) -> set[str]:
+        """docs/trust-anchor.md §Published keys: this board's (key file and retired keys file),
+        and the live board's key document with `--live`."""
+        from anchor.keyring import public_keys_of_document, published_public_keys
+        from anchor.keys import BoardKeyError
+
+        keys, error = set(), None
+        try:
+            keys = published_public_keys()
+        except BoardKeyError as exc:
+            error = exc
+        if live:
+            url = live.rstrip("/") + "/.well-known/aeon-bench.json"
+            with urllib.request.urlopen(url, timeout=30) as answer:
+                keys |= public_keys_of_document(json.load(answer))
+        if not keys:
+            raise CommandError(f"no published board keys to check the manifests with: {error}")
+        return keys
 
     def _champions(self, live: str | None) -> dict:
         host = next((h for h in settings.ALLOWED_HOSTS if h not in ("*", "")), "localhost")
