@@ -78,6 +78,10 @@ INSTALLED_APPS = [
     "recipes",
     "anchor",
 ]
+# Development tooling, outside the product and left out of the image: the embedded demo
+# (`load_demo`) and the benchmark commands (`bench_ingest`, `bench`). Production never has them.
+if DEVELOPMENT:
+    INSTALLED_APPS += ["demo", "benchtools"]
 
 MIDDLEWARE = [
     "config.health.ProbeMiddleware",  # /healthz and /readyz, answered before the host check
@@ -276,8 +280,6 @@ AEON_ANSWER_CACHE_SECONDS = env_int("AEON_ANSWER_CACHE_SECONDS", 3600)
 # recently served out first): a hit then fetches only the generation number from Redis.
 AEON_ANSWER_MEMORY_BYTES = env_int("AEON_ANSWER_MEMORY_BYTES", 32 * 1024 * 1024)
 AEON_API_MAX_AGE = env_int("AEON_API_MAX_AGE", 30)  # Cache-Control max-age of read answers
-# Set only by `manage.py bench reads`: serves the floor answers it wrote there.
-AEON_BENCH_FLOOR_DIR = env_str("AEON_BENCH_FLOOR_DIR")
 
 # Celery: eager (in-process) unless a broker is configured.
 # Eager mode still builds a producer pool: give it the in-memory transport, not a default AMQP host.

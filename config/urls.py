@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -12,7 +11,3 @@ urlpatterns = [
     # The split view loads its start-up script from ?script instead of inlining it: CSP 'self'.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]
-if settings.AEON_BENCH_FLOOR_DIR:  # the read benchmark's floor, never in a deployment
-    from config.bench_floor import floor
-
-    urlpatterns.append(path("_bench/floor/<str:name>", floor))

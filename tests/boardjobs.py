@@ -8,7 +8,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from submissions.demo.bundles import (
+from demo.bundles import (
     PERF_SUITE_ID,
     TEXT_SUITE_ID,
     DemoModel,
@@ -17,7 +17,7 @@ from submissions.demo.bundles import (
     weight_sizes,
     weights_for,
 )
-from submissions.demo.podclient import PodClient
+from demo.podclient import PodClient
 
 JobEntry = tuple[str, str | None, str, dict]  # (board, suite_id, model, bundle)
 HF_FIELDS = (

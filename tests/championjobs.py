@@ -5,8 +5,8 @@ signing pod client, and reads of the champion APIs over HTTP."""
 from dataclasses import replace
 from urllib.parse import quote_plus
 
-from submissions.demo.bundles import DemoModel, demo_model
-from submissions.demo.podclient import PodClient
+from demo.bundles import DemoModel, demo_model
+from demo.podclient import PodClient
 from tests.boardjobs import core_job, read_api, submit_job
 
 

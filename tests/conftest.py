@@ -10,7 +10,7 @@ import shutil
 import pytest
 from django.db import connection
 
-from submissions.demo.podclient import PodClient
+from demo.podclient import PodClient
 
 REQUIRE_SERVICES = os.environ.get("AEON_REQUIRE_SERVICES") == "1"
 

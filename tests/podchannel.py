@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from board.models import Run
-from submissions.demo.podclient import USER_AGENT, Answer, PodClient, RunSession
+from demo.podclient import USER_AGENT, Answer, PodClient, RunSession
 from submissions.models import IngestLogEntry
 
 MODEL = "google/gemma-4-26B-A4B-it"

@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from anchor.keys import BoardKey, load_board_key
 from anchor.manifests import document_bytes, sha256_hex
 from anchor.models import RunManifest
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from submissions.signing import canonical_json, verify_signature
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from board.answer_cache import ENTRY_OVERHEAD, Answer, AnswerMemory, memory
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from tests.championjobs import GEMMA_816, RTX_5090, submit
 from tests.conftest import missing_service
 from tests.test_celery_worker import REDIS_URL, redis_answers

@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from anchor.models import RunManifest
 from board.models import Run
-from submissions.demo.bundles import DEMO_MODELS, demo_model
-from submissions.demo.podclient import PodClient
+from demo.bundles import DEMO_MODELS, demo_model
+from demo.podclient import PodClient
 from tests.boardjobs import core_job, put_on_hub, submit_job
 from tests.test_celery_worker import (  # noqa: F401 (fixture)
     REDIS_URL,

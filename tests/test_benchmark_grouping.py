@@ -8,8 +8,8 @@ import hashlib
 import pytest
 
 from board.models import Benchmark, Run
-from submissions.demo.bundles import DEMO_MODELS, text_checkpoints
-from submissions.demo.loader import prefill_hub_cache
+from demo.bundles import DEMO_MODELS, text_checkpoints
+from demo.loader import prefill_hub_cache
 from submissions.rebuild import rebuild_board
 from tests.boardjobs import benchmark_of, core_job, read_api, submit_job
 

@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 
 from board.models import Run
-from submissions.demo.bundles import DEMO_MODELS, job_bundles, weights_for
-from submissions.demo.podclient import PodClient
+from demo.bundles import DEMO_MODELS, job_bundles, weights_for
+from demo.podclient import PodClient
 from tests.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

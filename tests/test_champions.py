@@ -4,7 +4,7 @@ Spark, uploaded by real signing pods, crowned, challenged, flagged and reproduce
 import pytest
 
 from board.services import flag_benchmark, flag_run
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from tests.boardjobs import read_api
 from tests.championjobs import (
     CPU_ONLY,

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test import Client
 
 from board.models import Result, Run
-from submissions.demo.podclient import PodClient
+from demo.podclient import PodClient
 from tests.conftest import missing_service
 from tests.podchannel import results_path, small_content
 from tests.test_ingest_complexity import open_session

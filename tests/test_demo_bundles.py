@@ -1,6 +1,6 @@
 """The demo bundle factory: realistic, self-consistent and deterministic pod uploads.
 
-Plain pytest, no Django: submissions.demo.bundles is pure Python.
+Plain pytest, no Django: demo.bundles is pure Python.
 """
 
 import hashlib
@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from board.grading import suite_cases, text_quality
-from submissions.demo.bundles import (
+from demo.bundles import (
     AGENTIC_SUITE_ID,
     ALL_DEMO_MODELS,
     DEMO_JOBS,

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,60 @@ def test_caddy_drains_replicas_by_their_liveness_probe(caddy_config):
         p["health_checks"]["active"]["uri"] == "/healthz" and len(p["upstreams"]) == 2
         for p in proxies
     )
+
+
+# --- the product without its development tooling (issue 21 §3) ----------------------------------
+
+TOOLING = ("tests", "demo", "benchtools")
+PRODUCT = ("anchor", "board", "config", "recipes", "submissions")
+
+
+def test_the_image_leaves_out_the_tests_the_demo_and_the_benchmarks():
+    ignored = {
+        line.strip().strip("/")
+        for line in (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    assert set(TOOLING) <= ignored
+    # A builder that reads no per-Dockerfile ignore file still drops them before the image.
+    removed = re.search(r"^RUN rm -rf (.*?) \\$", (DEPLOY / "Dockerfile").read_text(), re.M)
+    assert removed and set(TOOLING) <= set(removed[1].split())
+
+
+def test_production_installs_no_tooling_and_config_routes_no_benchmark():
+    script = (
+        "import django; django.setup(); from django.conf import settings; "
+        "from django.urls import Resolver404, resolve\n"
+        "try:\n    resolve('/_bench/floor/x'); print('routed')\n"
+        "except Resolver404:\n    print('unrouted')\n"
+        "print(','.join(settings.INSTALLED_APPS)); print(hasattr(settings, 'AEON_BENCH_FLOOR_DIR'))"
+    )
+    production = {"AEON_ENV": "production", "SECRET_KEY": "s" * 50}
+    production["AEON_SITE_URL"] = "https://board.example"
+    answers = {}
+    for name, env in (("production", production), ("development", {"AEON_ENV": "development"})):
+        env = os.environ | env | {"DJANGO_SETTINGS_MODULE": "config.settings"}
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        routed, apps, floor_setting = done.stdout.split()
+        answers[name] = (routed, set(apps.split(",")), floor_setting)
+    assert answers["production"][0] == answers["development"][0] == "unrouted"
+    assert answers["production"][2] == answers["development"][2] == "False"
+    assert not {"demo", "benchtools"} & answers["production"][1]
+    assert {"demo", "benchtools"} <= answers["development"][1]
+
+
+def test_no_product_module_imports_the_tooling():
+    # run_demo (`make run`) is the one development command left in the product's folders; it is
+    # never run in production, where the demo it loads is not installed.
+    allowed = {ROOT / "submissions/management/commands/run_demo.py"}
+    pattern = re.compile(r"^\s*(?:from|import)\s+(demo|benchtools|tests)\b", re.M)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in PRODUCT
+        for path in (ROOT / folder).rglob("*.py")
+        if path not in allowed and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

@@ -24,14 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from submissions.demo.bundles import (
+from demo.bundles import (
     DEMO_JOBS,
     DEMO_MODELS,
     TEXT_SUITE_ID,
     job_bundles,
     text_checkpoints,
 )
-from submissions.demo.podclient import Answer, PodClient, PodNetworkError
+from demo.podclient import Answer, PodClient, PodNetworkError
 from tests.processes import alive, descendants, free_port
 
 ROOT = Path(__file__).resolve().parent.parent

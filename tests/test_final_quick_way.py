@@ -12,7 +12,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from board.models import Result, Run
-from submissions.demo.podclient import PodClient
+from demo.podclient import PodClient
 from submissions.models import (
     ForgeryEvent,
     IngestLogEntry,

@@ -11,8 +11,8 @@ from board.champions import Axis, Entry, best_composites, copies, replay, reprod
 from board.grading import suite_cases, text_quality
 from board.models import Benchmark, BenchModel
 from board.pods import network_of
-from submissions.demo.bundles import TEXT_SUITE_ID, job_bundles
-from submissions.demo.loader import prefill_hub_cache
+from demo.bundles import TEXT_SUITE_ID, job_bundles
+from demo.loader import prefill_hub_cache
 from tests.boardjobs import as_frontier_run, core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816, QWEN_35B, crown, submit, submit_seed_line
 

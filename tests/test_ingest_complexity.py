@@ -9,7 +9,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from board.models import Result
-from submissions.demo.podclient import PodClient, RunSession
+from demo.podclient import PodClient, RunSession
 from tests.podchannel import MODEL, TEXT_SUITE, results_path, small_content
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,7 +8,7 @@ import pytest
 
 from board.models import Benchmark, DrafterCurve, FlagEffect, FlagPair
 from board.services import flag_benchmark
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from submissions.signing import key_fingerprint
 from tests.boardjobs import read_api
 from tests.championjobs import GEMMA_816, _with_flag, submit
@@ -182,7 +182,7 @@ def test_the_demo_gemma_line_on_a_spark_charts_three_drafter_settings_and_a_two_
     """The demo's lines of Gemma 4 26B-A4B on a single Spark, each from its own demo pod: no
     drafter, n=4 and n=11, crossing over; dropping the drafter measured by two pods."""
     from board.lab import best_per_rung
-    from submissions.demo.catalogue import DEMO_JOBS
+    from demo.catalogue import DEMO_JOBS
 
     pods: dict[str, object] = {}
     for job in DEMO_JOBS:

@@ -7,10 +7,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from benchtools.reads import load_benchmarks
 from board import selectors
 from board.models import Benchmark, BenchModel, ModelClassSummary
 from board.services import flag_benchmark, summary_fields
-from submissions.read_bench import load_benchmarks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

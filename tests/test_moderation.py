@@ -11,7 +11,7 @@ from django.test import Client
 
 from anchor.models import AuditEntry, ModerationAction, RunManifest
 from board.models import Benchmark, BoardGeneration, HoldClearance, ModerationFlag, Run
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from submissions.models import (
     DeviceKey,
     IngestLogEntry,

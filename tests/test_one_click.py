@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816, pod_champions, submit
 

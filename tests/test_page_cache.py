@@ -19,8 +19,8 @@ from board.answer_cache import cached_page
 from board.models import Benchmark
 from board.services import bump_generation, flag_benchmark
 from board.urls import PAGE_PARAMS
-from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID
-from submissions.demo.loader import prefill_hub_cache
+from demo.bundles import DEMO_MODELS, PERF_SUITE_ID
+from demo.loader import prefill_hub_cache
 from tests.boardjobs import core_job, only, put_on_hub, submit_job
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,9 +6,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from benchtools.reads import load_benchmarks
 from board.models import Benchmark, Run
 from board.services import bump_generation
-from submissions.read_bench import load_benchmarks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,13 +15,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
 
+from benchtools.reads import LINES, record_benchmark
 from board import services as board_services
 from board.methodology import render_markdown
 from board.models import Benchmark
 from board.views import PAGE_SIZE
-from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, job_bundles
-from submissions.demo.loader import prefill_hub_cache
-from submissions.read_bench import LINES, record_benchmark
+from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, job_bundles
+from demo.loader import prefill_hub_cache
 from submissions.signing import key_fingerprint
 from tests.boardjobs import as_local_run, core_job, read_api, submit_job
 

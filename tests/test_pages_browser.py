@@ -18,10 +18,10 @@ from django.test.utils import override_settings, setup_databases, teardown_datab
 
 from board.models import Badge
 from board.perf import CohortMark
+from demo.bundles import DEMO_MODELS, RECIPE_HISTORY, TEXT_SUITE_ID, job_bundles
+from demo.loader import prefill_hub_cache
+from demo.podclient import PodClient
 from recipes.scrub import scrub_recipe
-from submissions.demo.bundles import DEMO_MODELS, RECIPE_HISTORY, TEXT_SUITE_ID, job_bundles
-from submissions.demo.loader import prefill_hub_cache
-from submissions.demo.podclient import PodClient
 from submissions.signing import key_fingerprint
 from tests.boardjobs import as_local_run, core_job, read_api, submit_job
 

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from board.models import Run
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import (
     GEMMA_816,

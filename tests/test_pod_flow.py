@@ -6,8 +6,8 @@ import json
 import pytest
 
 from board.models import Result, Run
-from submissions.demo.bundles import DEMO_MODELS, job_bundles, text_checkpoints
-from submissions.demo.podclient import PodClient
+from demo.bundles import DEMO_MODELS, job_bundles, text_checkpoints
+from demo.podclient import PodClient
 from submissions.models import (
     CheckpointRow,
     DeviceKey,

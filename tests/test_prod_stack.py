@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from submissions.demo.bundles import demo_model, job_bundles
-from submissions.demo.podclient import USER_AGENT, PodClient
+from demo.bundles import demo_model, job_bundles
+from demo.podclient import USER_AGENT, PodClient
 from tests.boardjobs import core_job, put_on_hub, read_api, submit_job
 from tests.conftest import missing_service
 from tests.hf_standin import HubStandIn

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from board.models import Run
+from demo.bundles import DEMO_JOBS, DEMO_MODELS, job_bundles, text_checkpoints
+from demo.loader import prefill_hub_cache, submit_demo_jobs
 from recipes.secret_scan import PREFIXED_TOKEN
-from submissions.demo.bundles import DEMO_JOBS, DEMO_MODELS, job_bundles, text_checkpoints
-from submissions.demo.loader import prefill_hub_cache, submit_demo_jobs
 from tests.boardjobs import core_job, read_api, submit_job
 
 pytestmark = pytest.mark.django_db(transaction=True)

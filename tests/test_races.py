@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from board.models import Result, Run
-from submissions.demo.podclient import PodClient
+from demo.podclient import PodClient
 from submissions.models import (
     DeviceKey,
     ForgeryEvent,

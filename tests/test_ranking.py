@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from board.models import Benchmark
-from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, job_bundles
-from submissions.demo.loader import prefill_hub_cache
+from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, job_bundles
+from demo.loader import prefill_hub_cache
 from tests.boardjobs import (
     as_local_run,
     benchmark_of,

@@ -11,13 +11,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from benchtools.reads import load_benchmarks
 from board.models import Benchmark, Champion, ChampionReign, ClassSummary, RecipeReproduction
 from board.selectors import class_summaries
 from board.services import bump_generation, flag_benchmark
-from submissions.demo.bundles import weights_for
-from submissions.demo.loader import prefill_hub_cache
-from submissions.demo.podclient import PodClient
-from submissions.read_bench import load_benchmarks
+from demo.bundles import weights_for
+from demo.loader import prefill_hub_cache
+from demo.podclient import PodClient
 from tests.boardjobs import core_job, only, read_api, submit_job
 from tests.championjobs import (
     CPU_ONLY,

@@ -21,7 +21,7 @@ from django.db import connection
 
 from board.models import BoardGeneration, Run
 from config.dbrouter import PRIMARY, REPLICA, ReplicaRouter, _read_from
-from submissions.demo.podclient import PodClient
+from demo.podclient import PodClient
 from submissions.models import DeviceKey
 from tests.conftest import missing_service
 from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, job_sig, small_content

@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from board.models import Benchmark
 from board.services import bump_generation
-from submissions.demo.bundles import (
+from demo.bundles import (
     DEMO_MODELS,
     PERF_SUITE_ID,
     TEXT_SUITE_ID,

@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from board.models import Benchmark
 from board.services import record_run
+from demo.bundles import DEMO_MODELS, RECIPE_HISTORY, demo_model
+from demo.loader import prefill_hub_cache
 from recipes.images import NOT_ALLOWED_NOTE
-from submissions.demo.bundles import DEMO_MODELS, RECIPE_HISTORY, demo_model
-from submissions.demo.loader import prefill_hub_cache
 from tests.boardjobs import benchmark_of, core_job, only, read_api, submit_job
 
 LIVE = pytest.mark.django_db(transaction=True)

@@ -8,12 +8,12 @@ import json
 import pytest
 
 from board.hardware import query_device_count
+from demo.bundles import PERF_SUITE_ID, job_bundles
+from demo.catalogue import ALL_DEMO_MODELS as DEMO_MODELS
 from recipes.commands import assemble_commands
 from recipes.normalise import RecipeSpec, normalise_recipe
 from recipes.policy import check_flags, check_recipe
 from recipes.scrub import scrub_flags
-from submissions.demo.bundles import PERF_SUITE_ID, job_bundles
-from submissions.demo.catalogue import ALL_DEMO_MODELS as DEMO_MODELS
 
 COMMIT = "b7e2c1d94f3a5e6b8c0d1f2a3b4c5d6e7f8a9b0c"
 SAFE = ["--max-model-len", "65536", "--max-num-seqs", "64", "--enable-prefix-caching"]

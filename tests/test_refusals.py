@@ -9,9 +9,9 @@ import json
 import pytest
 
 from board.models import Result, Run
+from demo.podclient import PodClient
 from submissions import services
 from submissions.blobstore import blob_store
-from submissions.demo.podclient import PodClient
 from submissions.models import (
     DeviceKey,
     ForgeryEvent,

@@ -18,7 +18,7 @@ from board.modelfacts import model_facts
 from board.models import Benchmark, PerfCohort, Run
 from board.perf import CohortMark, PerfRowError, acceptance_of, drafter_health, summarise_perf
 from board.roofline import TOLERANCE, evaluate
-from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, hub_facts_of
+from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, hub_facts_of
 from submissions.models import WeightCheckCache
 from tests.boardjobs import benchmark_of, core_job, put_on_hub, read_api, submit_job
 from tests.championjobs import pod_champions

@@ -141,8 +141,8 @@ def test_absolute_urls_come_from_the_site_url_never_from_the_host_header(setting
 
 @pytest.mark.django_db(transaction=True)
 def test_a_pod_and_a_shared_page_get_links_on_the_configured_site(make_pod, client, settings):
-    from submissions.demo.bundles import DEMO_MODELS
-    from submissions.demo.loader import prefill_hub_cache
+    from demo.bundles import DEMO_MODELS
+    from demo.loader import prefill_hub_cache
     from tests.boardjobs import core_job, submit_job
 
     settings.AEON_SITE_URL = "https://board.example"

@@ -6,9 +6,9 @@ scans priced out of reach: a plan that still sorts means no index gives the orde
 import pytest
 from django.db import connection, transaction
 
+from benchtools.reads import load_benchmarks
 from board import selectors
 from board.models import Benchmark
-from submissions.read_bench import load_benchmarks
 
 
 def plan(queryset) -> str:

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from board.badges import badge_svg
 from board.datasets import SCHEMA_VERSION
 from board.models import Benchmark, DatasetExport
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from tests.boardjobs import read_api
 from tests.championjobs import GEMMA_816, QWEN_NEXT, RTX_5090, submit
 from tests.podchannel import raw_request

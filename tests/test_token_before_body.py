@@ -21,7 +21,7 @@ import pytest
 from django.db import connection
 
 from config.gworker import WORKER_CLASS
-from submissions.demo.podclient import USER_AGENT, PodClient
+from demo.podclient import USER_AGENT, PodClient
 from submissions.models import IngestLogEntry
 from tests.podchannel import MODEL, TEXT_SUITE, results_path
 

@@ -5,7 +5,7 @@ a real upload whose bundle was edited before signing."""
 import pytest
 
 from board.models import BenchModel
-from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, weights_for
+from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, weights_for
 from tests.boardjobs import (
     as_frontier_run,
     as_local_run,

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from anchor.models import RunManifest
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from submissions.rebuild import rebuild_board
 from submissions.signing import canonical_json, verify_signature
 from tests.boardjobs import core_job, read_api, submit_job

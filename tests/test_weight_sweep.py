@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from board.models import Run
-from submissions.demo.bundles import demo_model
+from demo.bundles import demo_model
 from submissions.tasks import sweep_pending_weight_checks
 from tests.boardjobs import core_job, put_on_hub, submit_job
 

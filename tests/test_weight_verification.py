@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from board.models import Run
-from submissions.demo.bundles import DEMO_MODELS, PERF_SUITE_ID, weights_for
+from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, weights_for
 from submissions.models import WeightCheckCache
 from tests.boardjobs import (
     benchmark_of,

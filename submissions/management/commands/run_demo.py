@@ -16,7 +16,7 @@ import urllib.request
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from submissions.demo.loader import prefill_hub_cache, submit_demo_jobs
+from demo.loader import prefill_hub_cache, submit_demo_jobs
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 SERVER_STOP_SECONDS = 10

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 
 from board import services as board_services
 from board.grading import suite_cases
-from submissions.demo.bundles import (
+from demo.bundles import (
     DEMO_MODELS,
     PERF_SUITE_ID,
     RECIPE_HISTORY,
@@ -26,7 +26,7 @@ from submissions.demo.bundles import (
     DemoModel,
     job_bundles,
 )
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from submissions.weight_checks import check_run_weights
 
 LINES: tuple[DemoModel, ...] = DEMO_MODELS + RECIPE_HISTORY

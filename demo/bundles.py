@@ -23,7 +23,7 @@ import random
 from fractions import Fraction
 
 from board.grading import grade_case, suite_cases
-from submissions.demo.catalogue import (
+from demo.catalogue import (
     AGENTIC_GOD_TASKS,
     AGENTIC_SUITE_ID,
     AGENTIC_TASKS,

@@ -1,7 +1,8 @@
 """The read benchmark's floor (`manage.py bench reads`): a view on the same stack (middleware,
 WSGI server, settings) that answers bytes held in memory, so the benchmark can say how close each
-real answer comes to the cheapest possible one. Routed only when AEON_BENCH_FLOOR_DIR is set,
-never in a deployment: the benchmark writes one file per answer there before it starts."""
+real answer comes to the cheapest possible one. Routed only by benchtools.urls, the URLconf of
+benchtools.settings, never in a deployment: the benchmark writes one file per answer into
+AEON_BENCH_FLOOR_DIR before it starts the servers."""
 
 from functools import cache
 from pathlib import Path

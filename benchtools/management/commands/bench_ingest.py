@@ -34,14 +34,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
 from config.gworker import WORKER_CLASS
-from submissions.demo.bundles import (
+from demo.bundles import (
     DEMO_MODELS,
     PERF_SUITE_ID,
     TEXT_SUITE_ID,
     job_bundles,
     text_checkpoints,
 )
-from submissions.demo.podclient import PodClient, RunSession
+from demo.podclient import PodClient, RunSession
 from submissions.signing import verify_signature
 
 ROOT = Path(settings.BASE_DIR)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from submissions.demo.bundles import (
+from demo.bundles import (
     DEMO_JOBS,
     TEXT_SUITE_ID,
     DemoJob,
@@ -25,7 +25,7 @@ from submissions.demo.bundles import (
     text_checkpoints,
     weights_for,
 )
-from submissions.demo.podclient import PodClient, PodNetworkError
+from demo.podclient import PodClient, PodNetworkError
 from submissions.models import WeightCheckCache
 
 

@@ -1,7 +1,7 @@
 """Benchmarks of the board. `bench reads`: the read APIs and the public pages under load.
 
 `bench reads` loads 1,000 and then 10,000 realistic comprehensive benchmarks through the service
-layer (`submissions/read_bench.py`), one PostgreSQL database per size (the larger a copy of the
+layer (`benchtools/reads.py`), one PostgreSQL database per size (the larger a copy of the
 smaller plus the difference), with a board signing key as deployed; it serves every size at once
 with gunicorn in the production configuration (PostgreSQL, a Redis cache, DEBUG off), and
 measures each read with `wrk` next to the floor: the same bytes answered from memory by the same
@@ -196,18 +196,18 @@ class Command(BaseCommand):
         benchmark loads in several processes, then recomputes once)."""
         import logging
 
+        from benchtools import reads
         from board.services import read_models_deferred
-        from submissions import read_bench
-        from submissions.demo.loader import prefill_hub_cache
+        from demo.loader import prefill_hub_cache
 
         logging.disable(logging.INFO)  # one line per eager task is noise here
         if not options["no_recompute"]:
-            read_bench.load_benchmarks(options["count"], first=options["first"])
+            reads.load_benchmarks(options["count"], first=options["first"])
             return
         prefill_hub_cache()
         with read_models_deferred():
             for index in range(options["first"], options["first"] + options["count"]):
-                read_bench.record_benchmark(index)
+                reads.record_benchmark(index)
 
     # --- the benchmark -----------------------------------------------------------------------
 
@@ -229,6 +229,9 @@ class Command(BaseCommand):
             "DB_CONN_MAX_AGE": "600",
             "LOG_LEVEL": "WARNING",
             "AEON_DATA_DIR": str(workdir),
+            # The board's settings plus the floor's route and this app's commands, in the
+            # servers and in every child (benchtools/settings.py): config/ routes no floor.
+            "DJANGO_SETTINGS_MODULE": "benchtools.settings",
             "AEON_BENCH_FLOOR_DIR": str(workdir / "floor"),
             "AEON_BOARD_KEY_FILE": str(self._board_key(database_url, workdir, keep)),
         }

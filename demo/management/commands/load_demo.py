@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions.demo.loader import prefill_hub_cache, submit_demo_jobs
+from demo.loader import prefill_hub_cache, submit_demo_jobs
 
 
 class Command(BaseCommand):
