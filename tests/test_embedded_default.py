@@ -274,6 +274,7 @@ class BusyBoard:
     left_alive: set[int]
     board_page: str  # `/` once the demo is loaded
     throughput_crowns: list[dict]
+    benchmarks: list[dict]  # every public benchmark once the demo is loaded
 
 
 @pytest.fixture(scope="module")
@@ -289,6 +290,7 @@ def busy_board(tmp_path_factory) -> BusyBoard:
         after.finals = upload_job(local_pod, DEMO_MODELS[5], "2027-02-09T08:00:00Z")
         page = read_text(board.url + "/")
         crowns = json.loads(read_text(board.url + "/api/v1/champions?axis=throughput"))
+        listed = json.loads(read_text(board.url + "/api/v1/benchmarks?page_size=200"))
         started = board.started_processes()
         status, left = board.stop(signal.SIGTERM)
         return BusyBoard(
@@ -303,6 +305,7 @@ def busy_board(tmp_path_factory) -> BusyBoard:
             left,
             page,
             crowns["champions"],
+            listed["results"],
         )
     finally:
         board.kill_all()
@@ -344,6 +347,13 @@ def test_the_demo_board_crowns_three_classes_and_names_the_spark_cohort(busy_boa
     assert re.search(r"Champions on <a [^>]+>Single DGX Spark</a>", busy_board.board_page)
     card = busy_board.board_page.split('data-axis="throughput"', 1)[1].split("</article>")[0]
     assert spark["cohort"] in card and spark["model"] in card
+
+
+def test_no_demo_benchmark_claims_more_than_its_roofline(busy_board):
+    # Every demo model has facts (demo/data/hub_facts.json) and figures within its bound.
+    assert len(busy_board.benchmarks) >= len(DEMO_JOBS)
+    beyond = [b["id"] for b in busy_board.benchmarks if "beyond_roofline" in b["badges"]]
+    assert beyond == []
 
 
 def test_sigterm_stops_run_demo_and_the_server_it_started(busy_board):

@@ -14,11 +14,14 @@ import pytest
 from django.contrib.admin.sites import site
 from django.test import RequestFactory
 
+from board.hardware import normalise_label
 from board.modelfacts import model_facts
 from board.models import Benchmark, PerfCohort, Run
 from board.perf import CohortMark, PerfRowError, acceptance_of, drafter_health, summarise_perf
 from board.roofline import TOLERANCE, evaluate
-from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, hub_facts_of
+from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, hub_facts_of, job_bundles
+from demo.catalogue import ALL_DEMO_MODELS
+from recipes.normalise import normalise_recipe
 from submissions.models import WeightCheckCache
 from tests.boardjobs import benchmark_of, core_job, put_on_hub, read_api, submit_job
 from tests.championjobs import pod_champions
@@ -208,6 +211,62 @@ def test_a_dense_bound_uses_all_its_bytes_and_unknown_facts_give_no_bound():
     )
     assert (no_bandwidth.status, no_bandwidth.breaches) == ("unknown", ())
     assert TOLERANCE == 1.5
+
+
+# --- the demo's own figures ------------------------------------------------------------------
+
+
+def demo_roofline(model):
+    """The roofline the board gives the demo's perf run of `model`, on its own hardware class."""
+    job = job_bundles(model, with_agentic=False)
+    perf = next(bundle for _, suite, _, bundle in job if suite == PERF_SUITE_ID)
+    summary = summarise_perf(perf["results"], model.max_num_seqs)
+    hardware = normalise_label(model.detected_label)
+    spec = normalise_recipe(perf["recipe"])
+    weight_bytes, config = hub_facts_of(model.hf_repo)
+    facts = model_facts(config, weight_bytes, model.hf_repo)
+    roofline = evaluate(
+        facts,
+        bandwidth_gbs=hardware.memory_bandwidth_gbs,
+        devices=hardware.device_count,
+        drafter=spec.drafter if spec else None,
+        cohorts=summary.cohorts,
+    )
+    return facts, roofline, summary.cohorts
+
+
+@pytest.mark.parametrize("model", ALL_DEMO_MODELS, ids=lambda model: model.key)
+def test_every_demo_model_has_facts_and_every_demo_figure_lies_within_its_roofline(model):
+    """The demo pre-fills facts for every model it serves (demo/data/hub_facts.json), and its
+    figures are physically plausible: no cohort beyond its bound, not even within the tolerance
+    for one stream, so the demo board ranks every benchmark with no beyond_roofline mark."""
+    facts, roofline, cohorts = demo_roofline(model)
+
+    assert facts.known and facts.source == "config", facts.note
+    assert 0.5 <= facts.bytes_per_param <= 2.5
+    assert roofline.breaches == ()
+    if normalise_label(model.detected_label).memory_bandwidth_gbs is None:  # the CPU box
+        assert roofline.status == "unknown"
+        return
+    assert roofline.status == "within"
+    for cohort in cohorts:  # one stream under the bound itself, no tolerance needed
+        assert cohort.decode_tps_mean <= roofline.single_stream_tps, cohort.label
+    assert model.single_stream_tps <= roofline.single_stream_tps
+
+
+def test_the_dense_demo_models_once_faster_than_their_bytes_now_decode_within_them():
+    """Qwen3.6-27B in bf16 and the two Gemma 4 12B builds used to claim speeds their weights
+    cannot be read at on a Spark (273 GB/s): they had no facts so nothing bounded them."""
+    models = {m.key: m for m in ALL_DEMO_MODELS}
+    for key, single_stream_bound in (
+        ("qwen3.6-27b-mtp-spark", 273 / 53.8 * 3),  # MTP n=2: 3 tokens per step
+        ("gemma-4-12b-it-k4-fp8-spark", 273 / 12.5),
+        ("gemma-4-12b-it-nvfp4-fp8-spark", 273 / 7.8),
+    ):
+        facts, roofline, _ = demo_roofline(models[key])
+        assert facts.kind == "dense" and facts.active_bytes == pytest.approx(facts.weight_bytes)
+        assert roofline.single_stream_tps == pytest.approx(single_stream_bound)
+        assert 0.5 < models[key].single_stream_tps / single_stream_bound < 0.9, key
 
 
 # --- drafter health -----------------------------------------------------------------------------
