@@ -24,6 +24,7 @@ from config.gworker import WORKER_CLASS
 from demo.podclient import USER_AGENT, PodClient
 from submissions.models import IngestLogEntry
 from tests.podchannel import MODEL, TEXT_SUITE, results_path
+from tests.processes import children_of, free_port, memory_kib, reset_peak
 
 ROOT = Path(__file__).resolve().parent.parent
 BODY_SIZE = 128 * 1024 * 1024  # the results route's cap: declared, never refused for size
@@ -81,35 +82,11 @@ def _length(answer: bytes) -> int:
     return 1 << 62
 
 
-def memory_kib(pid: int) -> dict[str, int]:
-    status = Path(f"/proc/{pid}/status").read_text().splitlines()
-    return {
-        name: int(value.split()[0])
-        for name, _, value in (line.partition(":") for line in status)
-        if name in ("VmRSS", "VmHWM")
-    }
-
-
-def workers_of(master: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == master:
-                pids.append(int(entry.name))
-    return pids
-
-
 @pytest.fixture
 def gunicorn_board(postgres, tmp_path):
     """The board under gunicorn as deployed (its threaded worker), on the test database."""
     db = connection.settings_dict
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = os.environ | {
         "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
         "AEON_DATA_DIR": str(tmp_path),
@@ -150,11 +127,11 @@ def test_sixteen_128_mib_uploads_with_a_wrong_token_are_refused_unread(gunicorn_
     url, master = gunicorn_board
     pod = PodClient(url, timeout=60)
     session = pod.open_run(MODEL, TEXT_SUITE, "text")
-    workers = workers_of(master)
+    workers = children_of(master)
     assert len(workers) == 2
     before = {pid: memory_kib(pid)["VmRSS"] for pid in workers}
     for pid in workers:
-        Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM starts again from VmRSS
+        reset_peak(pid)  # VmHWM starts again from VmRSS
 
     answers: list[Upload] = []
     threads = [

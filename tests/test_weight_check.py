@@ -26,6 +26,7 @@ from submissions.weights import (
     weights_hash_of,
 )
 from tests.hf_standin import HubStandIn
+from tests.processes import free_port
 
 REPO = "google/gemma-4-26B-A4B-it"
 COMMIT = "b7e2c1d94f3a5e6b8c0d1f2a3b4c5d6e7f8a9b0c"
@@ -329,9 +330,7 @@ def test_a_429_is_unavailable(hub: HubStandIn) -> None:
 
 
 def test_an_unreachable_hub_is_unavailable() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()
 
     with pytest.raises(HubUnavailable, match="could not be reached"):
         fetch_hub_answer(REPO, COMMIT, endpoint=f"http://127.0.0.1:{closed_port}", token=None)

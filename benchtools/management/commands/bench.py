@@ -21,7 +21,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from urllib.parse import quote_plus, urlsplit, urlunsplit
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from benchtools.procfs import free_port, tree_cpu_seconds
 from config.gworker import WORKER_CLASS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -92,30 +92,6 @@ class Server(NamedTuple):
     url: str
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) spent so far by `pid` and every process below it, from /proc:
-    gunicorn's master and its workers, threads included."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    parents, spent = {}, {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        parents[int(entry.name)] = int(fields[1])
-        spent[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
-    tree, todo = {pid}, [pid]
-    while todo:
-        parent = todo.pop()
-        for child, its_parent in parents.items():
-            if its_parent == parent and child not in tree:
-                tree.add(child)
-                todo.append(child)
-    return sum(spent.get(member, 0.0) for member in tree)
-
-
 def median_run(runs: list[dict]) -> dict:
     """The median of each figure over a read's rounds; requests and errors summed."""
     median = {
@@ -132,12 +108,6 @@ def median_run(runs: list[dict]) -> dict:
     return median | {
         key: sum(run[key] for run in runs) for key in ("requests", "errors", "non_2xx_3xx")
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Command(BaseCommand):

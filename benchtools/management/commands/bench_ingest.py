@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
+from benchtools.procfs import children_of, cpu_seconds, free_port, memory_kib, reset_peak
 from config.gworker import WORKER_CLASS
 from demo.bundles import (
     DEMO_MODELS,
@@ -50,14 +50,7 @@ BODY_BYTES = 64 * 1024 * 1024  # the protocol's cap on a bundle's artifacts, as 
 # time over the floor's, and the worker's peak memory growth over the body size.
 RATIO_GOAL = {"small": 5.0, "large": 2.0}
 GROWTH_GOAL = {"small": None, "large": 4.0}  # set for the 64 MiB upload only
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 HTML_LINE = '<div class="cell" data-i="{i}">Score: "{i}" &amp; more\\tcells</div>\n'
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def floor_seconds(body: bytes, public_key: str) -> float:
@@ -69,39 +62,6 @@ def floor_seconds(body: bytes, public_key: str) -> float:
     if not verify_signature(public_key, envelope["signature"], message):
         raise CommandError("the floor's signature does not verify")
     return time.perf_counter() - started
-
-
-def memory_kib(pid: int) -> dict[str, int]:
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "VmHWM"):
-            fields[name] = int(value.split()[0])
-    return fields
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (/proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def reset_peak(pid: int) -> None:
-    """Start VmHWM again from the current RSS (Linux clear_refs "5")."""
-    Path(f"/proc/{pid}/clear_refs").write_text("5")
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def big_text_bundle(text: dict) -> dict:
