@@ -38,8 +38,6 @@ from urllib.parse import quote_plus, urlsplit, urlunsplit
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from config.gworker import WORKER_CLASS
-
 ROOT = Path(__file__).resolve().parents[3]
 
 # (name, path, kind): kind "champion" and "list" carry the goals of docs/champions.md.
@@ -490,7 +488,7 @@ class Command(BaseCommand):
                 "--threads",
                 str(options["threads"]),
                 "--worker-class",
-                WORKER_CLASS,
+                "gthread",
                 "--log-level",
                 "warning",
             ],
