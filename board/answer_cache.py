@@ -1,39 +1,54 @@
 """Cached read answers (docs/champions.md §The generation and the answer cache, §Cached pages):
-an API answer or a public page is stored once per path with the board generation it was
-computed at, and served until the generation moves on.
+an API answer or a public page is stored with the board generation it was computed at, and
+served until the generation moves on.
 
-The generation is a database row every process can read. When the cache is shared (Redis,
-`CACHE_URL`), the cache carries its own copy, advanced atomically on every bump. Each process
-keeps the answers it served in its own memory (bounded, least recently used first out), so a
-cached answer costs one small Redis round trip (the generation number) and no query; the body
-crosses from Redis only when this process has not held it yet at that generation. Without a
-shared cache the process memory is the cache and the generation is read from its row, which
-keeps several processes correct even without Redis. Every change to what the board shows bumps
-it after its commit (`board.services.bump_generation`). Answers carry an ETag (a hash of the
-body, so a rebuild that gives back the same bytes gives back the same ETag) and Cache-Control;
-an `If-None-Match` naming the ETag of a held answer is answered 304 without building the body's
-answer.
+One cache, Django's (`CACHES["default"]`): Redis when `CACHE_URL` is set (every process shares
+it), else each process's own memory. The generation is a database row every process can read;
+a shared cache carries its own copy, advanced atomically on every bump, so a cached answer on
+Redis costs one round trip (the generation and the answer in one MGET) and no query. Without
+Redis the generation is read from its row (one small query), which keeps several processes
+correct. Every change to what the board shows bumps it after its commit
+(`board.services.bump_generation`).
+
+Keys are bounded whatever the requests carry (docs/operations.md §The answer cache): an answer
+is keyed by scheme, host, path and the parameters its view reads (blank ones dropped, sorted,
+each value at most `MAX_VALUE_CHARS`), and stored in one of `AEON_ANSWER_CACHE_SLOTS` keys:
+the first of its two candidate slots (by a hash of the identity) that is free, stale or its
+own, else the second. The slot holds the identity, so an answer is only ever served for its
+own request, and a collision costs a render, never a wrong answer. A request
+carrying a parameter its view does not read is served the stored answer of its normalised
+form when there is one, and is otherwise rendered and never stored (its links may carry the
+stray parameter).
+
+A cache that does not answer (Redis down or unreachable) is a miss: the answer is rendered from
+the database and not stored, and a warning is logged.
+
+ETags and `304 Not Modified` are Django's (ConditionalGetMiddleware hashes the body): a rebuild
+that gives back the same bytes gives back the same ETag.
 """
 
 import hashlib
-import threading
+import logging
 import time
-from collections import OrderedDict
 from functools import wraps
 from typing import NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connections, router
-from django.http import HttpResponse, HttpResponseNotModified
+from django.http import HttpResponse
 from django.utils.cache import patch_cache_control, patch_vary_headers
+from redis.exceptions import RedisError
 
 from board.models import BoardGeneration
 
+logger = logging.getLogger("aeon.cache")
+# What a cache that does not answer raises (Django's Redis backend lets redis-py's errors out).
+CACHE_ERRORS = (RedisError, OSError)
+
 GENERATION_KEY = "board-generation"
 GENERATION_SQL = f"SELECT number FROM {BoardGeneration._meta.db_table} WHERE id = 1"
-# What an entry of the process memory costs beyond its body and key (the tuple, the strings).
-ENTRY_OVERHEAD = 400
+MAX_VALUE_CHARS = 300  # a longer parameter value: rendered, never stored
 
 
 def fresh_generation() -> int:
@@ -48,7 +63,7 @@ def shared_cache() -> bool:
 
 def stored_generation() -> int | None:
     """The database's generation number; None before the reference data is seeded. It skips the
-    ORM: the in-process cache pays this query on every answer."""
+    ORM: without Redis every cached answer pays this query."""
     with connections[router.db_for_read(BoardGeneration)].cursor() as cursor:
         cursor.execute(GENERATION_SQL)
         row = cursor.fetchone()
@@ -72,87 +87,85 @@ def _shared_generation(found) -> int:
     return found
 
 
-def _read_shared_generation():
-    """The shared generation as stored (None when missing): on the backend's own connection for
-    small integers when it has one (config/redis_cache.py), else a plain `get`."""
-    read = getattr(cache, "get_int", None)
-    return read(GENERATION_KEY) if read is not None else cache.get(GENERATION_KEY)
+def cache_get(key: str):
+    """`cache.get`, a cache that does not answer read as a miss (board/charts.py too)."""
+    try:
+        return cache.get(key)
+    except CACHE_ERRORS as exc:
+        _unavailable(exc)
+        return None
+
+
+def cache_set(key: str, value, timeout: int) -> None:
+    """`cache.set`, dropped when the cache does not answer."""
+    try:
+        cache.set(key, value, timeout)
+    except CACHE_ERRORS as exc:
+        _unavailable(exc)
+
+
+def _unavailable(exc: Exception) -> None:
+    logger.warning("cache unavailable, serving from the database: %s", exc)
 
 
 def current_generation() -> int | None:
     if shared_cache():
-        return _shared_generation(_read_shared_generation())
+        return _shared_generation(cache.get(GENERATION_KEY))
     return stored_generation()
 
 
-# --- the process memory ------------------------------------------------------------------------
+# --- keys ---------------------------------------------------------------------------------------
+
+
+class Identity(NamedTuple):
+    """What a request's answer depends on; whether a held answer may be served for it, and
+    whether its own answer may be stored."""
+
+    text: str
+    servable: bool
+    storable: bool
+
+    @property
+    def keys(self) -> tuple[str, str]:
+        """Its two candidate slots (two-choice hashing: two identities rarely share both)."""
+        digest = hashlib.sha256(self.text.encode()).digest()
+        slots = settings.AEON_ANSWER_CACHE_SLOTS
+        return tuple(f"answer:{int.from_bytes(digest[i : i + 8]) % slots}" for i in (0, 8))
+
+
+def identity(request, params: frozenset[str]) -> Identity:
+    """Scheme, host, path and the query string normalised to the parameters the view reads
+    (sorted, blank ones dropped: every view reads a blank parameter as an absent one). Not
+    storable when the query holds a parameter the view does not read (the answer of the query
+    without it is served, when held); neither served nor stored with an overlong value."""
+    storable = servable = True
+    pairs = []
+    for name, values in request.GET.lists():
+        if name not in params:
+            storable = False
+            continue
+        for value in values:
+            value = value.strip()
+            if len(value) > MAX_VALUE_CHARS:
+                storable = servable = False
+            if value:
+                pairs.append((name, value))
+    pairs.sort(key=lambda pair: pair[0])  # stable: a repeated parameter keeps its order
+    query = "&".join(f"{name}={value}" for name, value in pairs)
+    text = f"{request.scheme}://{request.get_host()}{request.path}?{query}"
+    return Identity(text, servable, storable)
+
+
+# --- the cache ----------------------------------------------------------------------------------
 
 
 class Answer(NamedTuple):
-    """A stored answer; as a plain tuple it is also what Redis holds (pickled)."""
+    """A stored answer; as a plain tuple it is also what the cache holds (pickled)."""
 
     generation: int
+    identity: str
     content_type: str
     body: bytes
-    etag: str
-
-
-class AnswerMemory:
-    """This process's answers, at most `settings.AEON_ANSWER_MEMORY_BYTES` of them (bodies, keys
-    and a fixed overhead per entry), the least recently served dropped first. Threads of one
-    process share it (gthread workers): every change holds the lock."""
-
-    def __init__(self):
-        self._entries: OrderedDict[str, Answer] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def cost(key: str, answer: Answer) -> int:
-        return len(answer.body) + len(key) + ENTRY_OVERHEAD
-
-    @property
-    def bytes(self) -> int:
-        return self._bytes
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, key: str, generation: int) -> Answer | None:
-        """The answer held under `key` if it was computed at `generation`."""
-        with self._lock:
-            answer = self._entries.get(key)
-            if answer is None:
-                return None
-            if answer.generation != generation:
-                del self._entries[key]  # stale for good: generations only move on
-                self._bytes -= self.cost(key, answer)
-                return None
-            self._entries.move_to_end(key)
-            return answer
-
-    def put(self, key: str, answer: Answer) -> None:
-        limit = settings.AEON_ANSWER_MEMORY_BYTES
-        cost = self.cost(key, answer)
-        if cost > limit // 4:  # one answer never takes more than a quarter of the memory
-            return
-        with self._lock:
-            previous = self._entries.pop(key, None)
-            if previous is not None:
-                self._bytes -= self.cost(key, previous)
-            self._entries[key] = answer
-            self._bytes += cost
-            while self._bytes > limit:
-                dropped_key, dropped = self._entries.popitem(last=False)
-                self._bytes -= self.cost(dropped_key, dropped)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-
-
-memory = AnswerMemory()
 
 
 def _keeps() -> bool:
@@ -160,52 +173,48 @@ def _keeps() -> bool:
     return settings.AEON_ANSWER_CACHE_SECONDS > 0
 
 
-def _shared_key(identity: str) -> str:
-    return "answer:" + hashlib.sha256(identity.encode()).hexdigest()
+class Found(NamedTuple):
+    generation: int | None
+    held: Answer | None  # the answer for this identity at this generation
+    slot: str  # where a fresh answer for it goes
 
 
-def _memory_key(identity: str) -> str:
-    """The process memory's key: the identity within this cache (Redis and its key prefix, or
-    the process itself), so answers of another board never meet."""
-    return f"{settings.CACHE_URL}|{cache.key_prefix}|{identity}"
+def _lookup(who: Identity) -> Found:
+    """The current generation, the answer held for `who` at it, and the slot its answer goes
+    to; on Redis in one round trip."""
+    first, second = who.keys
+    try:
+        if not who.servable or not _keeps():
+            return Found(current_generation(), None, first)
+        if shared_cache():
+            found = cache.get_many([GENERATION_KEY, first, second])
+            generation = _shared_generation(found.get(GENERATION_KEY))
+        else:
+            generation = stored_generation()
+            found = cache.get_many([first, second])
+    except CACHE_ERRORS as exc:
+        _unavailable(exc)
+        return Found(None, None, first)  # no generation: rendered, never stored
+    held = {key: Answer(*found[key]) for key in (first, second) if found.get(key) is not None}
+    for answer in held.values():
+        if answer.identity == who.text and answer.generation == generation:
+            return Found(generation, answer, first)
+    taken = {key for key, answer in held.items() if answer.generation == generation}
+    return Found(generation, None, second if first in taken else first)
 
 
-def _lookup(identity: str) -> tuple[int | None, Answer | None]:
-    """The current generation and the answer held for `identity` at it (None when none is):
-    from this process's memory, else (shared cache) from Redis, then kept in memory too."""
-    generation = current_generation()
-    if generation is None or not _keeps():
-        return generation, None
-    local = _memory_key(identity)
-    held = memory.get(local, generation)
-    if held is not None or not shared_cache():
-        return generation, held
-    stored = cache.get(_shared_key(identity))
-    if stored is None or stored[0] != generation:
-        return generation, None
-    answer = Answer(*stored)
-    memory.put(local, answer)
-    return generation, answer
+def _keep(who: Identity, found: Found, response: HttpResponse) -> None:
+    if found.generation is None or not who.storable or not _keeps():
+        return
+    answer = Answer(found.generation, who.text, response["Content-Type"], response.content)
+    cache_set(found.slot, tuple(answer), settings.AEON_ANSWER_CACHE_SECONDS)
 
 
-def _replay(request, answer: Answer, *, page: bool = False) -> HttpResponse:
-    """The held answer, or a bodyless 304 when the client holds it already, with the headers
-    `_public` (and `_public_page`) give a fresh answer, set at once."""
-    if request.method == "GET" and _matches(request.META.get("HTTP_IF_NONE_MATCH"), answer.etag):
-        response = HttpResponseNotModified()
-    else:
-        response = HttpResponse(answer.body, content_type=answer.content_type)
-    response["ETag"] = answer.etag
-    response["Cache-Control"] = f"public, max-age={settings.AEON_API_MAX_AGE}"
-    if page:
-        response["Vary"] = "Cookie"
-    return response
-
-
-def _matches(header: str | None, etag: str) -> bool:
-    """RFC 9110's weak comparison of If-None-Match against one strong ETag; anything unusual
-    (a list, `*`, a weak tag) is left to ConditionalGetMiddleware."""
-    return header is not None and (header == etag or header == "W/" + etag)
+def _replay(answer: Answer, *, page: bool = False) -> HttpResponse:
+    """The held answer with the headers a fresh one gets (ConditionalGetMiddleware then adds
+    its ETag, or answers 304)."""
+    response = HttpResponse(answer.body, content_type=answer.content_type)
+    return _public_page(response) if page else _public(response)
 
 
 def _rendered(response):
@@ -214,56 +223,34 @@ def _rendered(response):
     return response
 
 
-def _keep(identity: str, generation: int | None, response: HttpResponse) -> None:
-    """Give a fresh 200 answer its ETag and store it under the generation it was computed at."""
-    etag = f'"{hashlib.sha256(response.content).hexdigest()[:32]}"'
-    response["ETag"] = etag
-    if generation is None or not _keeps():
-        return
-    answer = Answer(generation, response["Content-Type"], response.content, etag)
-    memory.put(_memory_key(identity), answer)
-    if shared_cache():
-        cache.set(_shared_key(identity), tuple(answer), settings.AEON_ANSWER_CACHE_SECONDS)
+def cached_answer(view=None, *, params=()):
+    """Wrap an API view (function or `as_view()`; `params`: the query parameters it reads): its
+    200 GET answers are kept with the generation they were computed at, with public
+    Cache-Control."""
+    allowed = frozenset(params)
 
+    def decorate(view):
+        @wraps(view)
+        def answer(request, *args, **kwargs):
+            if request.method not in ("GET", "HEAD"):
+                return view(request, *args, **kwargs)
+            who = identity(request, allowed)
+            found = _lookup(who)
+            if found.held is not None:
+                return _replay(found.held)
+            response = _rendered(view(request, *args, **kwargs))
+            if response.status_code != 200 or response.streaming:
+                return response
+            _keep(who, found, response)
+            return _public(response)
 
-def cached_answer(view):
-    """Wrap a view (function or `as_view()`): its 200 GET answers are kept per full path with
-    the generation they were computed at, with an ETag and public Cache-Control."""
+        answer.answer_cache_params = allowed  # what the URLconf's test reads
+        return answer
 
-    @wraps(view)
-    def answer(request, *args, **kwargs):
-        if request.method not in ("GET", "HEAD"):
-            return view(request, *args, **kwargs)
-        # The path as routed and the query string as sent: one entry per distinct request.
-        identity = f"answer:{request.path}?{request.META.get('QUERY_STRING', '')}"
-        generation, held = _lookup(identity)
-        if held is not None:
-            return _replay(request, held)
-        response = _rendered(view(request, *args, **kwargs))
-        if response.status_code != 200 or response.streaming:
-            return response
-        _keep(identity, generation, response)
-        return _public(response)
-
-    return answer
+    return decorate(view) if view is not None else decorate
 
 
 # --- pages ----------------------------------------------------------------------------------
-
-
-def page_key(request, params: frozenset[str]) -> str | None:
-    """The cache key of a page request: scheme, host, path and the query string normalised
-    (parameters sorted, blank ones dropped: every page reads a blank parameter as an absent
-    one). None when the query holds a parameter the page does not read: such a request is
-    rendered, never stored, so made-up parameters cannot fill the cache."""
-    pairs = []
-    for name, values in request.GET.lists():
-        if name not in params:
-            return None
-        pairs += [(name, value) for value in values if value != ""]
-    pairs.sort(key=lambda pair: pair[0])  # stable: a repeated parameter keeps its order
-    query = "&".join(f"{name}={value}" for name, value in pairs)
-    return f"page:{request.scheme}://{request.get_host()}{request.path}?{query}"
 
 
 def _personal(request) -> bool:
@@ -288,10 +275,10 @@ def _shareable(request, response) -> bool:
 
 
 def cached_page(view=None, *, params=()):
-    """Wrap a public page (docs/champions.md §Cached pages): its HTML is kept per scheme, host,
-    path and normalised query string (`params`: the parameters the page reads) with the
-    generation it was computed at, and served with an ETag and public Cache-Control until the
-    generation moves on. Signed-in visitors always get a fresh render, marked private."""
+    """Wrap a public page (docs/champions.md §Cached pages): its HTML is kept under its
+    identity (`params`: the parameters the page reads) with the generation it was computed at,
+    and served with public Cache-Control until the generation moves on. Signed-in visitors
+    always get a fresh render, marked private."""
     allowed = frozenset(params)
 
     def decorate(view):
@@ -303,17 +290,16 @@ def cached_page(view=None, *, params=()):
                 response = _rendered(view(request, *args, **kwargs))
                 patch_cache_control(response, private=True, no_cache=True)
                 return response
-            key = page_key(request, allowed)
-            generation, held = _lookup(key) if key else (None, None)
-            if held is not None:
-                return _replay(request, held, page=True)
+            who = identity(request, allowed)
+            found = _lookup(who)
+            if found.held is not None:
+                return _replay(found.held, page=True)
             response = _rendered(view(request, *args, **kwargs))
             if not _shareable(request, response):
                 if response.status_code == 200:
                     patch_cache_control(response, private=True, no_cache=True)
                 return response
-            if key:
-                _keep(key, generation, response)
+            _keep(who, found, response)
             return _public_page(response)
 
         page.page_cache_params = allowed  # what the URLconf's test reads

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
-from django.core.cache import cache
 
+from board.answer_cache import cache_get, cache_set
 from board.glossary import mark_label
 from board.perf import CATEGORIES, CohortMark
 
@@ -188,7 +188,7 @@ def perf_charts(cohorts: Iterable) -> list[Chart]:
     if not cohorts:
         return []
     cache_key = f"aeon:charts:{CHARTS_VERSION}:{_cohorts_digest(cohorts)}"
-    cached = cache.get(cache_key)
+    cached = cache_get(cache_key)
     if cached is not None:
         return cached
     charts = [
@@ -227,7 +227,7 @@ def perf_charts(cohorts: Iterable) -> list[Chart]:
             _line_chart(cohorts, lambda c: c.tpot_ms_p50, y_title="ms").to_plotly_json(),
         ),
     ]
-    cache.set(cache_key, charts, timeout=24 * 3600)
+    cache_set(cache_key, charts, timeout=24 * 3600)
     return charts
 
 
@@ -297,10 +297,10 @@ def crown_timeline(history) -> Chart:
     cache_key = (
         f"aeon:crown-timeline:{CHARTS_VERSION}:{hashlib.sha256(repr(drawn).encode()).hexdigest()}"
     )
-    cached = cache.get(cache_key)
+    cached = cache_get(cache_key)
     if cached is None:
         cached = _crown_timeline(history)
-        cache.set(cache_key, cached, timeout=24 * 3600)
+        cache_set(cache_key, cached, timeout=24 * 3600)
     return cached
 
 

@@ -3,6 +3,14 @@ from django.urls import path
 from board import api, badges, data_views, exports, feeds, lab_views, views
 from board.answer_cache import cache_pages, cached_answer
 
+# The query parameters each cached API answer reads (board/api.py): the answer cache keys on
+# these alone (board/answer_cache.py). The others read none.
+API_PARAMS = {
+    "api-benchmarks": ("hardware", "model", "trust", "ranked", "page", "page_size"),
+    "api-champions": ("hardware", "axis", "model"),
+    "api-champion-recipes": ("hardware", "model"),
+}
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("hardware/", views.hardware_index, name="hardware-index"),
@@ -45,7 +53,11 @@ urlpatterns = [
     path("api/v1/benchmarks.csv", exports.benchmarks_csv, name="export-csv"),
     path("api/v1/benchmarks.json", exports.benchmarks_json, name="export-json"),
     path("api/v1/runs/<str:run_id>", api.RunDetail.as_view(), name="api-run"),
-    path("api/v1/benchmarks", cached_answer(api.BenchmarkList.as_view()), name="api-benchmarks"),
+    path(
+        "api/v1/benchmarks",
+        cached_answer(api.BenchmarkList.as_view(), params=API_PARAMS["api-benchmarks"]),
+        name="api-benchmarks",
+    ),
     path(
         "api/v1/benchmarks/<str:benchmark_id>",
         cached_answer(api.BenchmarkDetail.as_view()),
@@ -56,10 +68,14 @@ urlpatterns = [
         cached_answer(api.HardwareClassList.as_view()),
         name="api-hardware-classes",
     ),
-    path("api/v1/champions", cached_answer(api.ChampionList.as_view()), name="api-champions"),
+    path(
+        "api/v1/champions",
+        cached_answer(api.ChampionList.as_view(), params=API_PARAMS["api-champions"]),
+        name="api-champions",
+    ),
     path(
         "api/recipes/champions",
-        cached_answer(api.ChampionRecipes.as_view()),
+        cached_answer(api.ChampionRecipes.as_view(), params=API_PARAMS["api-champion-recipes"]),
         name="api-champion-recipes",
     ),
     path(

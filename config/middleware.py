@@ -1,9 +1,14 @@
-"""Project middleware: JSON errors under /api/, no slash redirects there, security headers."""
+"""Project middleware: JSON errors under /api/, no slash redirects there, security headers, and
+the answer to an error no view caught (503 while the database is unreachable)."""
 
 import logging
+import sys
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse
 from django.middleware.common import CommonMiddleware
+from django.views.defaults import server_error as django_server_error
 
 from config.api_errors import STATUS_REASONS, Reason, json_error
 
@@ -40,8 +45,8 @@ class ApiJsonErrorsMiddleware:
         return replacement
 
     def process_exception(self, request, exception):
-        if not wants_json(request):
-            return None
+        if not wants_json(request) or database_unavailable(exception):
+            return None  # Django's handler500 answers: `server_error` below
         logger.exception("unhandled error on %s", request.path)
         return json_error(
             Reason.INTERNAL_ERROR, "internal error; the request left no partial state", 500
@@ -80,3 +85,43 @@ class SecurityHeadersMiddleware:
         if settings.PRODUCTION:
             response.setdefault("Cross-Origin-Opener-Policy", "same-origin")
         return response
+
+
+# --- the database unreachable ------------------------------------------------------------------
+
+RETRY_AFTER_SECONDS = 5
+UNAVAILABLE_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Briefly unavailable - AEON Board</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><main><h1>Briefly unavailable</h1>
+<p>The board cannot reach its database right now. Please try again in a few seconds.</p>
+</main></body></html>
+"""
+
+
+def database_unavailable(exception: BaseException | None) -> bool:
+    """The database did not answer (down, restarting, a connection lost, a timeout): a retry
+    will work, so the answer is 503, never 500. Other database errors are bugs."""
+    return isinstance(exception, OperationalError | InterfaceError)
+
+
+def server_error(request):
+    """`handler500` (config/urls.py): what Django answers for an exception no view or
+    middleware turned into an answer. The database unreachable: 503 with Retry-After, JSON with
+    a reason code under /api/ and /.well-known/, a static page elsewhere (rendering a template
+    could need the database itself). Anything else: Django's own 500."""
+    exception = sys.exc_info()[1]
+    if not database_unavailable(exception):
+        return django_server_error(request)
+    logger.warning("database unavailable on %s: %s", request.path, exception)
+    if wants_json(request):
+        return json_error(
+            Reason.UNAVAILABLE,
+            "the board cannot reach its database; retry",
+            503,
+            retry_after=RETRY_AFTER_SECONDS,
+        )
+    response = HttpResponse(UNAVAILABLE_PAGE, status=503, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -81,7 +81,9 @@ def prepared_environment(base: dict[str, str]) -> dict[str, str]:
     data_dir.mkdir(parents=True, exist_ok=True)
     env.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/aeon")
     env.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
-    env.setdefault("CACHE_URL", env["CELERY_BROKER_URL"])  # several processes share answers
+    # Several processes share answers: a Redis database apart from the broker's, on its server
+    # unless CACHE_URL names one of the cache's own (docs/operations.md §The answer cache).
+    env.setdefault("CACHE_URL", cache_beside(env["CELERY_BROKER_URL"]))
     # Each thread keeps its database connection a minute, as deploy/compose.yaml does: opening
     # one costs about as much as a small upload's whole floor (docs/protocol.md §Ingest cost).
     env.setdefault("DB_CONN_MAX_AGE", "60")
@@ -98,6 +100,20 @@ def prepared_environment(base: dict[str, str]) -> dict[str, str]:
         env["AEON_BOARD_KEY_FILE"] = str(data_dir / "board-key.pem")
         env["AEON_PROD_LOCAL_BOARD_KEY"] = "1"
     return env
+
+
+def cache_beside(broker_url: str) -> str:
+    """The broker's Redis server, the next database number: answers never share the broker's
+    database (a flush or a full cache there would stop background work)."""
+    parts = urlsplit(broker_url)
+    number = parts.path.strip("/") or "0"
+    following = (int(number) + 1) % 16 if number.isdigit() else 1  # Redis has 16 by default
+    return urlunsplit(parts._replace(path=f"/{following}"))
+
+
+def shares_a_server(first: str, second: str) -> bool:
+    one, other = urlsplit(first), urlsplit(second)
+    return (one.hostname, one.port or 6379) == (other.hostname, other.port or 6379)
 
 
 def local_secret(path: Path) -> str:
@@ -164,6 +180,15 @@ def check_services(env: dict[str, str]) -> None:
         psycopg.connect(admin_url(database), connect_timeout=5).close()
     except psycopg.Error as exc:
         raise SetupFailed(f"PostgreSQL does not answer at {redact(database)}: {exc}") from None
+    if env["CACHE_URL"] == env["CELERY_BROKER_URL"]:
+        raise SetupFailed("CACHE_URL must not be the broker's database (CELERY_BROKER_URL)")
+    if shares_a_server(env["CACHE_URL"], env["CELERY_BROKER_URL"]):
+        log(
+            "the answer cache shares the broker's Redis server (another database): give it a "
+            "server of its own with maxmemory and allkeys-lru in production "
+            "(docs/operations.md §The answer cache)",
+            level="warning",
+        )
     for name in ("CELERY_BROKER_URL", "CACHE_URL"):
         try:
             redis.Redis.from_url(env[name], socket_connect_timeout=5).ping()

@@ -123,6 +123,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'aeon.sqlite3'}"),
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        # A kept connection is checked before a request uses it: after PostgreSQL restarts, the
+        # first request on each kept connection reconnects instead of failing.
+        conn_health_checks=True,
     )
 }
 # SQLite serving several pods at once (the embedded default): a write transaction takes the
@@ -154,7 +157,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
 if DATABASE_REPLICA_URL:
     DATABASES["replica"] = dj_database_url.parse(
-        DATABASE_REPLICA_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0)
+        DATABASE_REPLICA_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0), conn_health_checks=True
     )
     if DATABASES["replica"]["ENGINE"] == "django.db.backends.postgresql":
         # An unreachable replica costs a request seconds, not minutes, then is skipped.
@@ -256,15 +259,20 @@ AEON_BUILD_HASH = env_str("AEON_BUILD_HASH")
 AEON_DEMO = env_bool("AEON_DEMO", False)
 
 # Cached read answers (board/answer_cache.py), keyed by the board's generation number:
-# in-process memory by default, Redis when CACHE_URL is set (several web processes share it).
+# in-process memory by default, Redis when CACHE_URL is set (several web processes share it;
+# a Redis of its own with a memory limit and an LRU policy, never the broker's: docs/operations.md
+# §The answer cache).
 CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "config.redis_cache.ReusedClientRedisCache",
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": CACHE_URL,
             # Two boards sharing one Redis never share answers: the prefix names the database.
             "KEY_PREFIX": "aeon:" + Path(str(DATABASES["default"]["NAME"])).name,
+            # A cache that does not answer costs a read a second at most, then the read is
+            # served from the database (board/answer_cache.py).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
 else:
@@ -276,9 +284,9 @@ else:
         }
     }
 AEON_ANSWER_CACHE_SECONDS = env_int("AEON_ANSWER_CACHE_SECONDS", 3600)
-# Each process also holds the answers it served in its own memory, up to this many bytes (least
-# recently served out first): a hit then fetches only the generation number from Redis.
-AEON_ANSWER_MEMORY_BYTES = env_int("AEON_ANSWER_MEMORY_BYTES", 32 * 1024 * 1024)
+# Answers are stored under at most this many keys, whatever the requests carry: junk query
+# strings cannot grow the cache's key count past it (board/answer_cache.py).
+AEON_ANSWER_CACHE_SLOTS = env_int("AEON_ANSWER_CACHE_SLOTS", 8192)
 AEON_API_MAX_AGE = env_int("AEON_API_MAX_AGE", 30)  # Cache-Control max-age of read answers
 
 # Celery: eager (in-process) unless a broker is configured.

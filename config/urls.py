@@ -2,6 +2,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+# An exception no view caught; the database unreachable answers 503 there (config/middleware.py).
+handler500 = "config.middleware.server_error"
+
 urlpatterns = [
     path("", include("submissions.urls")),
     path("", include("board.urls")),

@@ -109,7 +109,29 @@ def _install_quick_flush() -> None:
     TransactionTestCase._fixture_teardown = _fixture_teardown
 
 
+def _one_redis_per_worker(config) -> None:
+    """In the controlling process of `-n N`: with fewer Redis URLs than workers, stop before
+    any worker starts, with a usage error (exit code 4). A worker that raised at import instead
+    would leave its share of the tests unrun, and the run could end "no tests ran", exit 0."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    workers = getattr(config.option, "numprocesses", None)  # xdist has resolved "auto" by now
+    if not isinstance(workers, int) or workers < 2:
+        return
+    listed = os.environ.get("AEON_TEST_REDIS_URLS", "")
+    urls = [u.strip() for u in listed.split(",") if u.strip()]
+    if len(urls) < workers:
+        example = ",".join(f"redis://127.0.0.1:6379/{15 - k}" for k in range(workers))
+        raise pytest.UsageError(
+            f"-n {workers} runs {workers} pytest-xdist workers, and each needs a Redis database "
+            f"of its own, but AEON_TEST_REDIS_URL lists {len(urls)}: list one URL per worker, "
+            f"comma-separated, e.g. AEON_TEST_REDIS_URL={example} (docs/README.md §The test "
+            "suite)"
+        )
+
+
 def pytest_configure(config):
+    _one_redis_per_worker(config)
     _install_quick_flush()
 
 

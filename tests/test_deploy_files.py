@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -47,14 +48,24 @@ def compose(tmp_path_factory) -> dict:
 
 def test_compose_validates_and_publishes_only_the_proxy(compose):
     services = compose["services"]
-    assert set(services) == {"caddy", "migrate", "app1", "app2", "worker", "beat", "db", "redis"}
+    assert set(services) == {
+        "caddy",
+        "migrate",
+        "app1",
+        "app2",
+        "worker",
+        "beat",
+        "db",
+        "redis",
+        "cache",
+    }
     assert [name for name, spec in services.items() if spec.get("ports")] == ["caddy"]
     assert {p["target"] for p in services["caddy"]["ports"]} == {80, 443}
 
 
 def test_every_long_running_part_has_a_health_check(compose):
     services = compose["services"]
-    for name in ("caddy", "app1", "app2", "worker", "db", "redis"):
+    for name in ("caddy", "app1", "app2", "worker", "db", "redis", "cache"):
         assert services[name]["healthcheck"]["test"], name
     assert "/readyz" in " ".join(services["app1"]["healthcheck"]["test"])
 
@@ -76,6 +87,20 @@ def test_redis_keeps_its_queue_and_never_evicts(compose):
     command = " ".join(compose["services"]["redis"]["command"])
     assert "--appendonly yes" in command
     assert "--maxmemory-policy noeviction" in command
+
+
+def test_the_answer_cache_has_a_redis_of_its_own_that_evicts(compose):
+    """Issue 20 point 5: a full cache can never fill the broker (docs/operations.md §The answer
+    cache)."""
+    services = compose["services"]
+    app = services["app1"]["environment"]
+    assert urlsplit(app["CACHE_URL"]).hostname == "cache"
+    assert urlsplit(app["CELERY_BROKER_URL"]).hostname == "redis"
+    command = " ".join(services["cache"]["command"])
+    assert "--maxmemory 256mb" in command and "--maxmemory-policy allkeys-lru" in command
+    assert "--appendonly no" in command
+    for name in ("app1", "app2", "worker", "beat"):
+        assert services[name]["depends_on"]["cache"]["condition"] == "service_healthy"
 
 
 def test_there_is_one_beat_and_one_worker(compose):
@@ -132,6 +157,16 @@ def test_caddy_limits_bodies_per_route_above_the_apps_own_cap(caddy_config):
     # A body announced too large is refused before it is read: 413, not a proxy error.
     assert "int({http.request.header.Content-Length}) > 136314880" in routes
     assert "int({http.request.header.Content-Length}) > 1048576" in routes
+
+
+def test_caddy_cuts_slow_clients_and_reads_small_bodies_before_the_app(caddy_config):
+    """Issue 20 point 4: headers within 10 s, a whole body within 150 s; every route but the
+    results upload is buffered by Caddy, so a slow small body holds no app thread."""
+    server = caddy_config["apps"]["http"]["servers"]["srv0"]
+    assert server["read_header_timeout"] == 10 * 10**9
+    assert server["read_timeout"] == 150 * 10**9
+    proxies = [h for h in handlers(server["routes"]) if h["handler"] == "reverse_proxy"]
+    assert sorted(bool(p.get("buffer_requests")) for p in proxies) == [False, True]
 
 
 def test_caddy_answers_its_own_413_429_and_5xx_on_the_api_as_json(caddy_config):

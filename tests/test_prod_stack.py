@@ -84,7 +84,51 @@ def drop_database(url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+def cache_redis(tmp_path_factory):
+    """The answer cache's Redis as production runs it (docs/operations.md §The answer cache): a
+    server of its own, apart from the broker's, with a memory limit and LRU eviction."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--maxmemory",
+            "32mb",
+            "--maxmemory-policy",
+            "allkeys-lru",
+            "--dir",
+            str(tmp_path_factory.mktemp("cache-redis")),
+        ],
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    import redis
+
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+            break
+        except redis.RedisError:
+            assert server.poll() is None and time.monotonic() < deadline, "redis-server failed"
+            time.sleep(0.1)
+    try:
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, cache_redis):
     database_url = services_or_skip()
     data_dir = tmp_path_factory.mktemp("prod")
     log = data_dir / "make-prod.log"
@@ -96,6 +140,7 @@ def stack(tmp_path_factory):
             "PORT": str(port),
             "DATABASE_URL": database_url,
             "CELERY_BROKER_URL": REDIS_URL,
+            "CACHE_URL": cache_redis,
             "AEON_DATA_DIR": str(data_dir / "var"),
             "AEON_HF_ENDPOINT": hub.endpoint,
             "AEON_HF_TIMEOUT_SECONDS": "120",  # a held check waits, it does not time out

@@ -304,7 +304,7 @@ def redis_cache(settings):
     redis.Redis.from_url(REDIS_URL).flushdb()
     settings.CACHE_URL = REDIS_URL
     settings.CACHES = {
-        "default": {"BACKEND": "config.redis_cache.ReusedClientRedisCache", "LOCATION": REDIS_URL}
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
     }
     yield REDIS_URL
     redis.Redis.from_url(REDIS_URL).flushdb()

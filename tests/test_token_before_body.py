@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 import pytest
 from django.db import connection
 
-from config.gworker import WORKER_CLASS
 from demo.podclient import USER_AGENT, PodClient
 from submissions.models import IngestLogEntry
 from tests.podchannel import MODEL, TEXT_SUITE, results_path
@@ -97,7 +96,7 @@ def gunicorn_board(postgres, tmp_path):
     env.pop("CELERY_BROKER_URL", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "2", "--threads", "4"]
-        + ["--worker-class", WORKER_CLASS, "--timeout", "150", "--bind", f"127.0.0.1:{port}"],
+        + ["--worker-class", "gthread", "--timeout", "150", "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

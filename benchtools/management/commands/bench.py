@@ -38,7 +38,6 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from benchtools.procfs import free_port, tree_cpu_seconds
-from config.gworker import WORKER_CLASS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -463,7 +462,7 @@ class Command(BaseCommand):
                 "--threads",
                 str(options["threads"]),
                 "--worker-class",
-                WORKER_CLASS,
+                "gthread",
                 "--log-level",
                 "warning",
             ],

@@ -1,7 +1,7 @@
 """Measure ingest against its byte floor, the way production serves it.
 
 By default the command starts what it measures: gunicorn (one worker, four threads, the deployed
-worker class: config/gworker.py)
+worker class: gunicorn's gthread)
 on a free port against DATABASE_URL (connections kept 60 s, as deploy/compose.yaml keeps them), with a Redis broker so the weight check leaves the request
 as in production (the broker only queues: no worker runs, and the queued checks are removed
 afterwards). It then uploads, through the signing pod client, a 174-case text final (0.2 MiB,
@@ -33,7 +33,6 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
 from benchtools.procfs import children_of, cpu_seconds, free_port, memory_kib, reset_peak
-from config.gworker import WORKER_CLASS
 from demo.bundles import (
     DEMO_MODELS,
     PERF_SUITE_ID,
@@ -43,6 +42,8 @@ from demo.bundles import (
 )
 from demo.podclient import PodClient, RunSession
 from submissions.signing import verify_signature
+
+WORKER_CLASS = "gthread"  # as config/gunicorn.conf.py
 
 ROOT = Path(settings.BASE_DIR)
 BODY_BYTES = 64 * 1024 * 1024  # the protocol's cap on a bundle's artifacts, as a body
