@@ -1,5 +1,6 @@
 """The board's read API (/api/v1/…), documented at /api/schema/."""
 
+from django.core.paginator import EmptyPage
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import cache_control
 from drf_spectacular.types import OpenApiTypes
@@ -19,7 +20,7 @@ from board.serializers import (
     HardwareClassSerializer,
     PodChampionListSerializer,
     RecipeDetailSerializer,
-    RunSerializer,
+    RunPageSerializer,
 )
 
 PUBLIC_CACHE = method_decorator(cache_control(public=True, max_age=30), name="get")
@@ -31,13 +32,73 @@ class Pages(PageNumberPagination):
     max_page_size = 200
 
 
-@PUBLIC_CACHE
-class RunDetail(generics.RetrieveAPIView):
-    """One board's run with its per-case results."""
+RESULTS_PAGE_SIZE = 50
+MAX_RESULTS_PAGE_SIZE = 200
 
-    serializer_class = RunSerializer
-    lookup_field = "run_id"
-    queryset = selectors.public_runs_with_results()
+
+def _whole_number(request, name: str, default: int) -> int:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    if not (value.isascii() and value.isdigit()) or len(value) > 9 or int(value) < 1:
+        raise ParseError(f"{name}: a whole number from 1")
+    return int(value)
+
+
+def _page_link(request, number: int) -> str:
+    """A link to another page of the same answer: the path and query, relative to the site
+    (absolute addresses come from AEON_SITE_URL, never from the request's Host)."""
+    params = request.GET.copy()
+    params["page"] = str(number)
+    return f"{request.path}?{params.urlencode()}"
+
+
+@PUBLIC_CACHE
+class RunDetail(generics.GenericAPIView):
+    """One board's run with a page of its per-case results, in position order
+    (`results_page` counts them and links the next and previous pages)."""
+
+    serializer_class = RunPageSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("page", OpenApiTypes.INT, description="page of results, from 1"),
+            OpenApiParameter(
+                "page_size",
+                OpenApiTypes.INT,
+                description=f"results per page: {RESULTS_PAGE_SIZE} unless asked, "
+                f"at most {MAX_RESULTS_PAGE_SIZE}",
+            ),
+        ]
+    )
+    def get(self, request, run_id: str):
+        run = selectors.public_run(run_id)
+        if run is None:
+            raise NotFound("no such run")
+        page_size = min(
+            _whole_number(request, "page_size", RESULTS_PAGE_SIZE), MAX_RESULTS_PAGE_SIZE
+        )
+        try:
+            page = selectors.run_results_page(
+                run, _whole_number(request, "page", 1), page_size, strict=True
+            )
+        except EmptyPage:
+            raise NotFound(
+                f"no such page: this run's results fill {_pages(run, page_size)}"
+            ) from None
+        links = {
+            "next": _page_link(request, page.next_page_number()) if page.has_next() else None,
+            "previous": (
+                _page_link(request, page.previous_page_number()) if page.has_previous() else None
+            ),
+        }
+        context = self.get_serializer_context() | {"page": page, "links": links}
+        return Response(self.get_serializer(run, context=context).data)
+
+
+def _pages(run, page_size: int) -> str:
+    pages = max(1, -(-run.n_results // page_size))
+    return f"{pages} page{'s' if pages != 1 else ''} of {page_size}"
 
 
 @extend_schema(

@@ -3,6 +3,7 @@
 import re
 from dataclasses import dataclass, field
 
+from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
@@ -24,6 +25,7 @@ from board.models import (
     ModelClassSummary,
     PerfCohort,
     RecipeReproduction,
+    Result,
     Run,
     SuiteKind,
     Trust,
@@ -55,12 +57,60 @@ def run_commit_summary(run: Run) -> dict:
     }
 
 
-def public_runs_with_results():
-    return Run.objects.public().select_related("benchmark").prefetch_related("results")
+def public_run(run_id: str) -> Run | None:
+    """A run visitors may see, with its benchmark; its cases are read a page at a time
+    (`run_results_page`, `run_result_batches`), never all at once."""
+    return Run.objects.public().select_related("benchmark").filter(run_id=run_id).first()
 
 
 def run_detail(run_id: str) -> Run | None:
     return Run.objects.public().select_related("benchmark__model").filter(run_id=run_id).first()
+
+
+def _nearest_page(paginator: Paginator, number) -> int:
+    """Django's `get_page` choice: the first page for junk, the last for a page past it."""
+    try:
+        return paginator.validate_number(number)
+    except PageNotAnInteger:
+        return 1
+    except EmptyPage:
+        return paginator.num_pages
+
+
+def run_results_page(
+    run: Run, number, per_page: int, *, case_id: str = "", category: str = "", strict=False
+) -> Page:
+    """One page of a run's cases in position order (docs/website.md §Reading a run).
+
+    Unfiltered, a page is a range of positions (a run's cases are numbered 0 … n_results - 1)
+    read from the (run, position) index and counted by `n_results`: one query, whatever the run
+    holds. Filtered by case or category: a count and a page, two queries. `strict` (the API)
+    raises PageNotAnInteger or EmptyPage for a page that is not one; otherwise (the HTML page)
+    the nearest page is shown, as Django's `get_page` does."""
+    results = Result.objects.filter(run=run).order_by("position")
+    if case_id:
+        results = results.filter(case_id=case_id)
+    elif category:
+        results = results.filter(category=category)
+    paginator = Paginator(results, per_page)
+    if case_id or category:
+        return paginator.page(number) if strict else paginator.get_page(number)
+    paginator.count = run.n_results  # known: no COUNT over the run's rows
+    number = paginator.validate_number(number) if strict else _nearest_page(paginator, number)
+    start = (number - 1) * per_page
+    rows = list(results.filter(position__gte=start, position__lt=start + per_page))
+    return Page(rows, number, paginator)
+
+
+def run_result_batches(run: Run, size: int):
+    """Every case of a run in position order, `size` at a time: one query per batch, and never
+    more than one batch in memory (the public bundle streams them)."""
+    for start in range(0, run.n_results, size):
+        yield list(
+            Result.objects.filter(run=run, position__gte=start, position__lt=start + size).order_by(
+                "position"
+            )
+        )
 
 
 def public_runs_by_id(run_ids) -> dict[str, dict]:

@@ -34,13 +34,15 @@ class ResultSerializer(serializers.ModelSerializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
+    """A run without its cases: they are read a page at a time (RunPageSerializer, and the
+    public bundle streams them batch by batch)."""
+
     model = serializers.CharField(source="model_name")
     pod = serializers.CharField(source="key_fingerprint")
     benchmark_id = serializers.CharField(source="benchmark.public_id", default=None)
     trust_tier = serializers.CharField(source="trust")
     perf = serializers.SerializerMethodField()
     extras = serializers.SerializerMethodField()
-    results = ResultSerializer(many=True)
 
     class Meta:
         model = Run
@@ -65,7 +67,6 @@ class RunSerializer(serializers.ModelSerializer):
             "perf",
             "n_results",
             "extras",
-            "results",
         ]
 
     @extend_schema_field({"type": "object"})
@@ -77,6 +78,44 @@ class RunSerializer(serializers.ModelSerializer):
     @extend_schema_field({"type": "object"})
     def get_perf(self, run: Run) -> dict:
         return public_perf(run)
+
+
+class ResultsPageSerializer(serializers.Serializer):
+    """Where a page of a run's cases stands: links are relative to the site, null at the ends."""
+
+    page = serializers.IntegerField(help_text="this page, from 1")
+    page_size = serializers.IntegerField(help_text="cases per page (at most 200)")
+    pages = serializers.IntegerField(help_text="pages in all (1 for a run without cases)")
+    count = serializers.IntegerField(help_text="the run's cases (n_results)")
+    next = serializers.CharField(allow_null=True, help_text="the next page's path and query")
+    previous = serializers.CharField(allow_null=True, help_text="the previous page's")
+
+
+class RunPageSerializer(RunSerializer):
+    """`/api/v1/runs/{run_id}`: the run and one page of its cases in position order
+    (docs/website.md §Reading a run). Give it the page as `context["page"]` (a Django Page of
+    Result rows) and its links as `context["links"]`."""
+
+    results = serializers.SerializerMethodField()
+    results_page = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "results", "results_page"]
+
+    @extend_schema_field(ResultSerializer(many=True))
+    def get_results(self, run: Run) -> list:
+        return ResultSerializer(self.context["page"].object_list, many=True).data
+
+    @extend_schema_field(ResultsPageSerializer)
+    def get_results_page(self, run: Run) -> dict:
+        page = self.context["page"]
+        return {
+            "page": page.number,
+            "page_size": page.paginator.per_page,
+            "pages": page.paginator.num_pages,
+            "count": page.paginator.count,
+            **self.context["links"],
+        }
 
 
 class HardwareClassSerializer(serializers.ModelSerializer):

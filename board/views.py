@@ -217,12 +217,9 @@ def run_page(request, run_id: str):
     ]
     case_id = (request.GET.get("case") or "")[:200]
     category = (request.GET.get("category") or "")[:100]
-    results = run.results.all()
-    if case_id:
-        results = results.filter(case_id=case_id)
-    elif category:
-        results = results.filter(category=category)
-    page = Paginator(results, CASES_PER_PAGE).get_page(request.GET.get("page"))
+    page = selectors.run_results_page(
+        run, request.GET.get("page"), CASES_PER_PAGE, case_id=case_id, category=category
+    )
     cases = []
     for result in page.object_list:
         answer = public_output(result.raw_text)

@@ -50,6 +50,15 @@ class FileBlobStore:
         except OSError as exc:
             raise BlobStoreUnavailable(str(exc)) from exc
 
+    def open(self, digest: str):
+        """The stored bytes as a file to read a block at a time (a download streams it)."""
+        try:
+            return self._path(digest).open("rb")
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise BlobStoreUnavailable(str(exc)) from exc
+
     def exists(self, digest: str) -> bool:
         return self._path(digest).exists()
 
@@ -138,6 +147,15 @@ class S3BlobStore:
         try:
             answer = self.client.get_object(Bucket=self.bucket, Key=self._key(digest))
             return answer["Body"].read()
+        except self._errors as exc:
+            if _is_missing(exc):
+                raise FileNotFoundError(digest) from exc
+            raise BlobStoreUnavailable(f"S3 get {self._key(digest)}: {exc}") from exc
+
+    def open(self, digest: str):
+        """The object's body as botocore's stream, read a block at a time (a download)."""
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(digest))["Body"]
         except self._errors as exc:
             if _is_missing(exc):
                 raise FileNotFoundError(digest) from exc

@@ -1,14 +1,17 @@
 """Public pages of the pod channel: a pod's submissions with their ingest outcomes, and the raw
 signed bundles as downloads. (The pod routes themselves are in views.py.)"""
 
+import hashlib
+
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils.cache import get_conditional_response
 from django.views.decorators.http import require_GET
 
 from board import lab_selectors
 from board import selectors as board_selectors
-from board.public import public_bundle
+from board.public import public_bundle_chunks, public_bundle_head
 from board.tables import benchmark_rows
 from config.api_errors import Reason
 from submissions import selectors
@@ -86,44 +89,82 @@ def pod_page(request, fingerprint: str):
     )
 
 
+# A download reads the evidence store this much at a time: memory stays bounded whatever the
+# bundle's size (up to 128 MiB), docs/website.md §Bundles to download.
+BUNDLE_BLOCK = 64 * 1024
+# The signed original never changes (content-addressed): a year, revalidated by its digest.
+EVIDENCE_CACHE = "private, max-age=31536000, immutable"
+# The public copy changes when the run's public record does (trust, the weight check).
+PUBLIC_COPY_CACHE = "public, max-age=300"
+PUBLIC_COPY_BATCH = 200  # cases serialised at a time
+
+
+class EvidenceDownload(FileResponse):
+    block_size = BUNDLE_BLOCK
+
+
+def _store_unavailable() -> HttpResponse:
+    response = HttpResponse(
+        "The evidence store is unavailable; try again shortly.",
+        status=503,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Retry-After"] = "30"
+    return response
+
+
+def _as_download(response, filename: str, cache_control: str, etag: str):
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    response["Cache-Control"] = cache_control
+    response["ETag"] = etag
+    return response
+
+
 @require_GET
 def run_bundle(request, run_id: str):
     """The run's final signed bundle, byte for byte, as a download that no browser renders.
 
     Moderators only: the signed bytes hold what is never published (job_sig, job_group, host
-    paths in raw commands), and a scrubbed copy would no longer verify (docs/trust-anchor.md)."""
+    paths in raw commands), and a scrubbed copy would no longer verify (docs/trust-anchor.md).
+    Streamed from the evidence store a block at a time; its ETag is its sha256, so a moderator's
+    browser asking again with If-None-Match is answered 304 without reading the store."""
     if not (request.user.is_authenticated and request.user.is_staff):
         raise Http404("raw bundles are evidence, kept for moderators")
     digest = selectors.public_bundle_sha256(run_id)
     if not digest:
         raise Http404("no such run")
+    etag = f'"{digest}"'
+    not_modified = get_conditional_response(request, etag=etag)
+    if not_modified is not None:
+        return _as_download(not_modified, f"aeon-run-{run_id}.json", EVIDENCE_CACHE, etag)
     try:
-        body = selectors.raw_bundle(digest)
+        handle = selectors.open_raw_bundle(digest)
     except FileNotFoundError:
         raise Http404("the bundle is not in the evidence store") from None
     except BlobStoreUnavailable:
-        response = HttpResponse(
-            "The evidence store is unavailable; try again shortly.",
-            status=503,
-            content_type="text/plain; charset=utf-8",
-        )
-        response["Retry-After"] = "30"
-        return response
-    response = HttpResponse(body, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="aeon-run-{run_id}.json"'
-    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
-    response["Cache-Control"] = "private, no-store"
+        return _store_unavailable()
+    response = EvidenceDownload(handle, content_type="application/json")
     response["X-Aeon-Bundle-Sha256"] = digest
-    return response
+    return _as_download(response, f"aeon-run-{run_id}.json", EVIDENCE_CACHE, etag)
 
 
 @require_GET
 def run_public_bundle(request, run_id: str):
-    """The run's bundle as the public may have it (board/public.py): scrubbed, a download."""
-    run = board_selectors.public_runs_with_results().filter(run_id=run_id).first()
+    """The run's bundle as the public may have it (board/public.py): scrubbed, a download,
+    streamed a batch of cases at a time. Its ETag hashes everything about the run that can
+    change after its commit; an If-None-Match naming it is answered 304 without reading cases."""
+    run = board_selectors.public_run(run_id)
     if run is None:
         raise Http404("no such run")
-    response = JsonResponse(public_bundle(run), json_dumps_params={"ensure_ascii": False})
-    response["Content-Disposition"] = f'attachment; filename="aeon-run-{run_id}-public.json"'
-    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
-    return response
+    head = public_bundle_head(run)
+    etag = f'"pb-{hashlib.sha256(head.encode()).hexdigest()[:40]}"'
+    filename = f"aeon-run-{run_id}-public.json"
+    not_modified = get_conditional_response(request, etag=etag)
+    if not_modified is not None:
+        return _as_download(not_modified, filename, PUBLIC_COPY_CACHE, etag)
+    chunks = public_bundle_chunks(head, board_selectors.run_result_batches(run, PUBLIC_COPY_BATCH))
+    response = StreamingHttpResponse(
+        (chunk.encode() for chunk in chunks), content_type="application/json"
+    )
+    return _as_download(response, filename, PUBLIC_COPY_CACHE, etag)

@@ -2,6 +2,8 @@
 bundles kept as evidence. The board never imports this app; pages about pods and evidence live
 here and may read the board (data flows submissions → board)."""
 
+import io
+
 from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
 from board.models import Run
@@ -52,6 +54,16 @@ def raw_bundle(sha256: str) -> bytes:
     if found and found[0] is not None:
         return bytes(found[0])
     return blob_store().get(sha256)
+
+
+def open_raw_bundle(sha256: str):
+    """The evidence bytes of a digest as a file to read a block at a time: its row's content
+    when the body is kept inline (small by definition), else the blob store's file or object,
+    never read whole. Raises FileNotFoundError (in neither) or BlobStoreUnavailable."""
+    found = list(RawBundle.objects.filter(sha256=sha256).values_list("content", flat=True)[:1])
+    if found and found[0] is not None:
+        return io.BytesIO(bytes(found[0]))
+    return blob_store().open(sha256)
 
 
 def pod_submissions(fingerprint: str):

@@ -124,6 +124,18 @@ def read_run(pod: PodClient, run_id: str) -> Answer:
     return pod.send("GET", f"/api/v1/runs/{run_id}")
 
 
+def read_run_results(pod: PodClient, run_id: str) -> list[dict]:
+    """Every result row of a run through the read API, following its pages
+    (docs/website.md §Reading a run)."""
+    rows, path = [], f"/api/v1/runs/{run_id}"
+    while path:
+        answer = pod.send("GET", path)
+        assert answer.status == 200, answer.body
+        rows += answer.body["results"]
+        path = answer.body["results_page"]["next"]
+    return rows
+
+
 @dataclass
 class RawAnswer:
     status: int

@@ -208,7 +208,7 @@ def test_a_runs_raw_bundles_are_stored_under_their_sha256_and_read_back(
     )
     download = client.get(f"/runs/{session.run_id}/bundle.json")
     assert download.status_code == 200
-    assert download.content == final
+    assert download.getvalue() == final
 
 
 def test_a_refused_bundle_is_kept_in_quarantine_in_the_store(evidence, pod):

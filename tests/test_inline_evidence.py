@@ -86,7 +86,7 @@ def test_a_small_checkpoint_and_final_are_kept_in_their_rows_and_read_back(
         get_user_model().objects.create_user("moderator", password="x" * 12, is_staff=True)
     )
     download = client.get(f"/runs/{session.run_id}/bundle.json")
-    assert (download.status_code, download.content) == (200, final)
+    assert (download.status_code, download.getvalue()) == (200, final)
 
 
 def test_a_rebuild_reads_small_bundles_from_their_rows(pod, blob_dir):
@@ -134,7 +134,7 @@ def test_a_body_above_the_threshold_goes_to_the_store_and_reads_back(
     client.force_login(
         get_user_model().objects.create_user("moderator", password="x" * 12, is_staff=True)
     )
-    assert client.get(f"/runs/{session.run_id}/bundle.json").content == final
+    assert client.get(f"/runs/{session.run_id}/bundle.json").getvalue() == final
 
 
 def test_an_unreachable_store_refuses_only_a_body_that_needs_it(

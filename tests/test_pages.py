@@ -211,7 +211,7 @@ def test_a_raw_bundle_downloads_byte_for_byte_for_moderators_only(pod, board_url
         get_user_model().objects.create_user("moderator", password="x" * 12, is_staff=True)
     )
     response = client.get(f"/runs/{run_id}/bundle.json")
-    body = response.content
+    body = response.getvalue()
     assert response.status_code == 200
     assert hashlib.sha256(body).hexdigest() == detail["bundle_sha256"]
     assert response["Content-Type"] == "application/json"
@@ -236,7 +236,7 @@ def test_anyone_downloads_a_scrubbed_copy_of_a_bundle(pod, board_url, client):
     assert response.status_code == 200
     assert "attachment" in response["Content-Disposition"]
     assert "sandbox" in response["Content-Security-Policy"]
-    text = response.content.decode()
+    text = response.getvalue().decode()
     copy = json.loads(text)
     assert copy["schema"] == "aeon-public-bundle-v1"
     assert copy["signed_bundle_sha256"] == detail["bundle_sha256"]
@@ -245,7 +245,7 @@ def test_anyone_downloads_a_scrubbed_copy_of_a_bundle(pod, board_url, client):
     client.force_login(
         get_user_model().objects.create_user("moderator", password="x" * 12, is_staff=True)
     )
-    signed = client.get(f"/runs/{run_id}/bundle.json").content.decode()
+    signed = client.get(f"/runs/{run_id}/bundle.json").getvalue().decode()
     for private in ("job_sig", "job_group", "/home/aeon", "docker_run", '"command"'):
         assert private in signed and private not in text, private
 

@@ -282,6 +282,8 @@ def next_paths(path: str, reply) -> list[str]:
             found += [f"/?hardware={item['slug']}", f"/api/v1/benchmarks?hardware={item['slug']}"]
         if isinstance(item.get("run_id"), str):
             found.append(f"/api/v1/runs/{item['run_id']}")
+        if isinstance(item.get("next"), str) and item["next"].startswith("/"):
+            found.append(item["next"])  # a run's next page of results
     return found
 
 
