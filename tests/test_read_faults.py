@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from submissions.demo.loader import prefill_hub_cache
+from demo.loader import prefill_hub_cache
 from tests.championjobs import GEMMA_816, submit
 from tests.processes import free_port
 
