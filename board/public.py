@@ -61,13 +61,18 @@ def public_bundle_chunks(head: str, batches):
     from board.serializers import ResultSerializer  # it imports this module
 
     yield head
+    # to_representation, not .data: DRF's data keeps a reference cycle with its serializer, and
+    # batch after batch would wait in memory for the cycle collector.
+    shape = ResultSerializer(many=True)
     first = True
     for batch in batches:
-        rows = [
+        if not batch:
+            continue
+        text = ", ".join(
             json.dumps(row, ensure_ascii=False, cls=DjangoJSONEncoder)
-            for row in ResultSerializer(batch, many=True).data
-        ]
-        if rows:
-            yield ("" if first else ", ") + ", ".join(rows)
-            first = False
+            for row in shape.to_representation(batch)
+        )
+        batch = None  # let the rows go before the next batch is read
+        yield text if first else ", " + text
+        first = False
     yield "]}}"

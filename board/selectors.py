@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, Q, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Length
 
 from board.champions import Axis, Reproduction, Spread
 from board.hardware import (
@@ -102,15 +102,28 @@ def run_results_page(
     return Page(rows, number, paginator)
 
 
-def run_result_batches(run: Run, size: int):
-    """Every case of a run in position order, `size` at a time: one query per batch, and never
-    more than one batch in memory (the public bundle streams them)."""
+def run_result_batches(run: Run, size: int, max_bytes: int):
+    """Every case of a run in position order, at most `size` at a time and, past the first
+    case of a batch, at most `max_bytes` of model output: per `size` cases one query for their
+    output lengths, then one per batch. One batch is held at a time (the public bundle streams
+    them), so a run of a few huge answers costs no more than one of many small ones."""
     for start in range(0, run.n_results, size):
-        yield list(
-            Result.objects.filter(run=run, position__gte=start, position__lt=start + size).order_by(
-                "position"
+        lengths = Result.objects.filter(
+            run=run, position__gte=start, position__lt=start + size
+        ).values_list("position", Length("raw_output"))
+        ranges, first, held = [], start, 0
+        for position, length in lengths.order_by("position"):
+            if position > first and held + (length or 0) > max_bytes:
+                ranges.append((first, position))
+                first, held = position, 0
+            held += length or 0
+        ranges.append((first, start + size))
+        for low, high in ranges:
+            yield list(
+                Result.objects.filter(run=run, position__gte=low, position__lt=high).order_by(
+                    "position"
+                )
             )
-        )
 
 
 def public_runs_by_id(run_ids) -> dict[str, dict]:

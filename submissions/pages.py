@@ -96,7 +96,10 @@ BUNDLE_BLOCK = 64 * 1024
 EVIDENCE_CACHE = "private, max-age=31536000, immutable"
 # The public copy changes when the run's public record does (trust, the weight check).
 PUBLIC_COPY_CACHE = "public, max-age=300"
-PUBLIC_COPY_BATCH = 200  # cases serialised at a time
+# Cases serialised at a time: at most this many, and at most this much model output (a batch
+# always holds one case, however large).
+PUBLIC_COPY_BATCH = 200
+PUBLIC_COPY_BATCH_BYTES = 2 * 1024 * 1024
 
 
 class EvidenceDownload(FileResponse):
@@ -163,7 +166,8 @@ def run_public_bundle(request, run_id: str):
     not_modified = get_conditional_response(request, etag=etag)
     if not_modified is not None:
         return _as_download(not_modified, filename, PUBLIC_COPY_CACHE, etag)
-    chunks = public_bundle_chunks(head, board_selectors.run_result_batches(run, PUBLIC_COPY_BATCH))
+    batches = board_selectors.run_result_batches(run, PUBLIC_COPY_BATCH, PUBLIC_COPY_BATCH_BYTES)
+    chunks = public_bundle_chunks(head, batches)
     response = StreamingHttpResponse(
         (chunk.encode() for chunk in chunks), content_type="application/json"
     )

@@ -17,9 +17,9 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from board import selectors
-from board.models import Run
+from board.models import Result, Run
 from board.services import bump_generation
-from submissions.pages import BUNDLE_BLOCK, PUBLIC_COPY_BATCH
+from submissions.pages import BUNDLE_BLOCK, PUBLIC_COPY_BATCH, PUBLIC_COPY_BATCH_BYTES
 from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, small_content
 
 pytestmark = LIVE_DB
@@ -171,7 +171,8 @@ def test_the_public_copy_streams_a_batch_of_cases_at_a_time_with_an_etag(pod, cl
     assert before == 1  # the run, before the status line; its cases are read as it streams
     with CaptureQueriesContext(connection) as streamed:
         body = b"".join(response.streaming_content)
-    assert len(streamed.captured_queries) == -(-LARGE // PUBLIC_COPY_BATCH)
+    # Per 200 cases: their output lengths, then the cases (small ones: one batch).
+    assert len(streamed.captured_queries) == 2 * -(-LARGE // PUBLIC_COPY_BATCH)
     copy = json.loads(body)
     assert copy["schema"] == "aeon-public-bundle-v1"
     assert [row["case_id"] for row in copy["run"]["results"]] == ids
@@ -193,6 +194,60 @@ def test_the_public_copy_streams_a_batch_of_cases_at_a_time_with_an_etag(pod, cl
     Run.objects.filter(run_id=run_id).update(verification_note="re-checked")
     changed = client.get(f"/runs/{run_id}/public.json", HTTP_IF_NONE_MATCH=etag)
     assert changed.status_code == 200 and changed["ETag"] != etag
+
+
+def test_the_public_copy_holds_a_few_huge_answers_a_batch_at_a_time(pod, client):
+    """Batches are cut by model output too: ten answers of 1 MB go two by two (2 MiB a batch),
+    not all ten at once. (The answers are made 1 MB in their rows after the upload.)"""
+    run_id, ids = submit(pod, 10)
+    huge = "x" * 1_000_000
+    Result.objects.filter(run__run_id=run_id).update(raw_output=huge.encode())
+    response = client.get(f"/runs/{run_id}/public.json")
+    with CaptureQueriesContext(connection) as streamed:
+        chunks = list(response.streaming_content)
+    assert len(streamed.captured_queries) == 1 + 5  # the lengths, then five batches of two
+    assert PUBLIC_COPY_BATCH_BYTES == 2 * 1024 * 1024
+    assert max(len(chunk) for chunk in chunks) < 2.1 * 1_000_000
+    rows = json.loads(b"".join(chunks))["run"]["results"]
+    assert [row["case_id"] for row in rows] == ids
+    assert all(row["raw_output"] == huge for row in rows)
+
+
+def traced_peak(read) -> int:
+    """The peak of Python's allocations while `read()` runs (the request served in-process)."""
+    tracemalloc.start()
+    try:
+        read()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def consumed(response) -> None:
+    """Read a response to its end without keeping it, as a client saving to disk does."""
+    assert response.status_code == 200
+    for _ in response.streaming_content if response.streaming else [response.content]:
+        pass
+    response.close()
+
+
+def test_memory_per_request_follows_the_page_not_the_run(pod, client):
+    """A page of the run API and the whole public copy of a run four times larger cost about
+    the same memory: a page, a batch — never the run. (The cases are made 8 KB each in their
+    rows after the upload, to spare the machine a 13 MB ingest.)"""
+    padding = "lorem ipsum dolor sit amet " * 300  # ~8 KB a case
+    small, _ = submit(pod, 2 * PUBLIC_COPY_BATCH)
+    large, _ = submit(pod, 8 * PUBLIC_COPY_BATCH)
+    for run_id in (small, large):
+        Result.objects.filter(run__run_id=run_id).update(raw_output=padding.encode())
+    peaks = {}
+    for run_id in (small, large):
+        for path in (f"/api/v1/runs/{run_id}?page_size=200", f"/runs/{run_id}/public.json"):
+            consumed(client.get(path))  # warm: imports and caches are not the request's cost
+            kind = "api" if path.startswith("/api/") else "copy"
+            peaks[kind, run_id] = traced_peak(lambda path=path: consumed(client.get(path)))
+    for kind in ("api", "copy"):
+        assert peaks[kind, large] < 1.5 * peaks[kind, small], peaks
 
 
 def test_the_signed_original_streams_from_the_store_in_bounded_blocks(pod, client, settings):
