@@ -3,9 +3,9 @@
 `bench reads` loads 1,000 and then 10,000 realistic comprehensive benchmarks through the service
 layer (`benchtools/reads.py`), one PostgreSQL database per size (the larger a copy of the
 smaller plus the difference), with a board signing key as deployed; it serves every size at once
-with gunicorn in the production configuration (PostgreSQL, a Redis cache, DEBUG off), and
-measures each read with `wrk` next to the floor: the same bytes answered from memory by the same
-stack. For each read it alternates rounds — each size's answer and the floor, the order turned
+with gunicorn in the production configuration (PostgreSQL, a Redis cache, DEBUG off; settings
+module benchtools.settings, which adds only this app and the floor's route), and measures each
+read with `wrk` next to the floor: the same bytes answered from memory by the same stack. For each read it alternates rounds — each size's answer and the floor, the order turned
 every round — and keeps the median of each figure, so sizes and floor are compared as measured
 in the same minutes, whatever the machine did meanwhile. Each read is measured twice: as served
 (from the generation cache once warm) and uncached (servers whose answer cache keeps nothing, so
