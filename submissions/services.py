@@ -48,7 +48,7 @@ from config.durability import insert_unflushed, run_unflushed
 from recipes.secret_scan import json_may_hold_token
 from submissions import tasks
 from submissions.blobstore import blob_store
-from submissions.jsonbody import MalformedJson, ReceivedBody, parse_json
+from submissions.jsonbody import BodyTooLarge, MalformedJson, ReceivedBody, parse_json
 from submissions.models import (
     LIVE_SESSION_STATUSES,
     Challenge,
@@ -141,6 +141,8 @@ def _parse(body: bytes | bytearray):
         return parse_json(body)
     except MalformedJson as exc:
         raise Refusal(Reason.MALFORMED_JSON, str(exc)) from None
+    except BodyTooLarge as exc:  # it would decode to more than its budget (jsonbody.py)
+        raise Refusal(Reason.SIZE_EXCEEDED, str(exc)) from None
 
 
 RUN_ID_ALPHABET = string.ascii_letters + string.digits
