@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from submissions.models import RunSession, SessionBundle
 
-# Defaults; each can be set in the settings (or the environment, through them) by its name.
+# Defaults; each can be set in the Django settings by its name (config/settings.py sets none yet).
 DEFAULTS = {
     # A text run checkpoints every 8 cases: 400 covers a 3,200-case suite.
     "AEON_MAX_CHECKPOINTS_PER_SESSION": 400,
