@@ -68,6 +68,20 @@ def test_a_key_past_its_daily_checkpoint_quota_waits(pod, settings):
     assert pod.submit(second, small_content(3)).status == 200  # the final is never capped
 
 
+def test_a_key_past_its_daily_checkpoint_bytes_waits(pod, settings):
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(session, small_content(2), final=False).status == 200
+    held = SessionBundle.objects.get(session__run_id=session.run_id).raw.size
+    settings.AEON_MAX_CHECKPOINT_BYTES_PER_KEY_DAY = held + 100
+    other = pod.open_run(MODEL, TEXT_SUITE, "text")
+    refused = pod.submit(other, small_content(2), final=False)
+    assert (refused.status, refused.body["reason"]) == (429, Reason.RATE_LIMITED)
+    assert "within 24 h" in refused.body["note"]
+    # A day later the quota is free again.
+    SessionBundle.objects.update(received_at=timezone.now() - timedelta(hours=25))
+    assert pod.submit(other, small_content(2), final=False).status == 200
+
+
 def test_the_cleanup_is_scheduled_on_the_beat():
     entry = django_settings.CELERY_BEAT_SCHEDULE["clean-up-pod-channel"]
     assert entry["task"] == clean_up_pod_channel.name
