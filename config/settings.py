@@ -320,6 +320,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "submissions.tasks.sweep_pending_weight_checks",
         "schedule": env_int("AEON_WEIGHT_SWEEP_SECONDS", 60),
     },
+    # Expired challenges, stale sessions, orphan evidence, expired unsigned quarantine, store
+    # temporary files (submissions/cleanup.py, docs/operations.md §Cleanup).
+    "clean-up-pod-channel": {
+        "task": "submissions.tasks.clean_up_pod_channel",
+        "schedule": env_int("AEON_CLEANUP_SECONDS", 3600),
+    },
     # A new version of the ranked board as Parquet and CSV (docs/lab.md §Data to take away).
     "export-dataset": {
         "task": "board.tasks.export_dataset",

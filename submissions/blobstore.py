@@ -62,6 +62,13 @@ class FileBlobStore:
     def exists(self, digest: str) -> bool:
         return self._path(digest).exists()
 
+    def delete(self, digest: str) -> None:
+        """Remove a stored body (a refused one, an orphan: submissions/cleanup.py)."""
+        try:
+            self._path(digest).unlink(missing_ok=True)
+        except OSError as exc:
+            raise BlobStoreUnavailable(str(exc)) from exc
+
     def check(self) -> None:
         """Readiness: the folder exists and a NEW file of a bundle's first block can be written
         to it and synced (then removed). Rewriting an existing small file needs no free block,
@@ -169,6 +176,12 @@ class S3BlobStore:
                 return False
             raise BlobStoreUnavailable(f"S3 head {self._key(digest)}: {exc}") from exc
         return True
+
+    def delete(self, digest: str) -> None:
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=self._key(digest))
+        except self._errors as exc:
+            raise BlobStoreUnavailable(f"S3 delete {self._key(digest)}: {exc}") from exc
 
     def check(self) -> None:
         """Readiness: the bucket answers to our credentials."""

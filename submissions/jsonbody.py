@@ -1,6 +1,7 @@
 """Strict reading of pod request bodies: a streaming size cap that hashes while it reads, then a
 standard-library parse that refuses what a JSON document may not hold (docs/protocol.md,
-MALFORMED_JSON). Each body is read, hashed and parsed once."""
+MALFORMED_JSON) and, before it builds anything, what would take too much memory to build
+(docs/protocol.md §Decoded size, SIZE_EXCEEDED). Each body is read, hashed and parsed once."""
 
 import gc
 import hashlib
@@ -22,6 +23,164 @@ class BodyTooLarge(Exception):
 
 class MalformedJson(Exception):
     pass
+
+
+class DecodedTooLarge(BodyTooLarge):
+    """The body is within the byte cap but would decode to more than its memory budget."""
+
+
+# --- the decoded-size budget (docs/protocol.md §Decoded size) -----------------------------------
+# What json.loads builds, in bytes, on 64-bit CPython 3.11 with pymalloc, measured as the
+# tracemalloc peak of a parse (the decoded text excluded), rounded up: each value slot of a list
+# or object (a pointer, and a list's growth while it is appended to), each number (a float or an
+# int), each object, array and string, each key (its pair tuple, dict entry and memo entry).
+SLOT_COST = 16
+NUMBER_COST = 32
+OBJECT_COST = 64
+ARRAY_COST = 56
+STRING_COST = 56
+KEY_COST = 128
+FIXED_COST = 64 * 1024  # the decoder's own buffers, whatever the body
+# A string holding a character beyond U+00FF takes 2 bytes a character (4 beyond U+FFFF), and the
+# decoder's growing buffer peaks at 2.5 (7) bytes a body byte: the extra beyond the one counted.
+WIDE_EXTRA = 1.5
+ASTRAL_EXTRA = 6
+# The decoded tree may take this many times the body, plus DECODED_ALLOWANCE: with the body and
+# its decoded text while it is decoded, or the bundle's canonical bytes (text and bytes) while
+# its signature is checked, that bounds a request at about 4× its body (issue 20 point 2). The
+# allowance lets dense bodies of up to about 0.8 MiB (cumulative checkpoints: about 11 bytes
+# decoded a body byte) through.
+DECODED_FACTOR = 1
+DECODED_ALLOWANCE = 8 * 1024 * 1024
+# No body smaller than this can reach the budget: the costliest shape, `[{},{},…]`, builds at
+# most this many bytes per body byte. Smaller bodies are not counted at all.
+WORST_BYTES_PER_BYTE = 48
+# The bytes the count reads; every other byte is dropped by one translate pass. The characters
+# that may follow a backslash in valid JSON are kept, so that every backslash still precedes
+# what it escapes.
+_NOT_STRUCTURAL = bytes(sorted(set(range(256)) - set(b'{[,:"\\/bfnrtu')))
+# A JSON string, possessively (no backtracking; an unterminated one runs to the end): linear.
+_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.S)
+_ESCAPED_WIDE = re.compile(rb"\\u(?!00)")  # a character beyond U+00FF: 2 bytes a character
+
+
+@dataclass
+class DecodedEstimate:
+    """An upper bound of what decoding a body builds, from counts made at C speed."""
+
+    values: int
+    objects: int
+    arrays: int
+    strings: int
+    keys: int
+    string_bytes: int
+    size: int
+
+    @property
+    def bytes(self) -> int:
+        numbers = max(0, self.values - self.objects - self.arrays + 1)
+        return (
+            FIXED_COST
+            + SLOT_COST * self.values
+            + NUMBER_COST * numbers
+            + OBJECT_COST * self.objects
+            + ARRAY_COST * self.arrays
+            + STRING_COST * self.strings
+            + KEY_COST * self.keys
+            + self.string_bytes
+        )
+
+    @property
+    def limit(self) -> int:
+        return decoded_limit(self.size)
+
+
+def decoded_limit(size: int) -> int:
+    return int(DECODED_FACTOR * size) + DECODED_ALLOWANCE
+
+
+def estimate_decoded(
+    body: bytes | bytearray, *, surrogates: bool, widened: bool = True
+) -> DecodedEstimate:
+    """Counts of the structural bytes, strings included (an over-count, never an under-count):
+    every value but the root follows a `[`, `,` or `:`; every key is a string and precedes a
+    `:`; a string is two quotes that follow no lone backslash (a quote after exactly one
+    backslash is escaped; in a body that is not valid JSON the decoder stops at the first
+    invalid escape, before any quote such an escape could hide).
+    Characters beyond U+00FF (`surrogates`: beyond U+FFFF) take 2 (4) bytes each in the strings
+    that hold them: when the body escapes any, those strings are measured one by one."""
+    kept = body.translate(None, _NOT_STRUCTURAL)
+    objects, arrays = kept.count(b"{"), kept.count(b"[")
+    commas, colons, quotes = kept.count(b","), kept.count(b":"), kept.count(b'"')
+    escaped = kept.count(b'\\"') - kept.count(b'\\\\"')
+    del kept
+    strings = (quotes - escaped) // 2 + 1
+    keys = min(colons, strings)
+    values = 1 + arrays + commas + keys
+    string_bytes = len(body)
+    estimate = DecodedEstimate(values, objects, arrays, strings, keys, string_bytes, len(body))
+    if widened and estimate.bytes <= estimate.limit and _is_wide(body, surrogates):
+        estimate.string_bytes += int(_widened_bytes(body, estimate.limit - estimate.bytes))
+    return estimate
+
+
+def _is_wide(body, surrogates: bool) -> bool:
+    return surrogates or _ESCAPED_WIDE.search(body) is not None
+
+
+def _widened_bytes(body, room: int) -> float:
+    """The extra bytes of the strings holding characters beyond U+00FF (WIDE_EXTRA a body byte;
+    ASTRAL_EXTRA with a surrogate escape), counted up to `room` (past it the body is refused
+    anyway). Each such escape is found at C speed; the string around it by walking the body's
+    strings from the last one measured (a quote outside every string opens one), one match each:
+    the walk reads each string once, and stops after the last wide escape."""
+    extra, covered = 0.0, 0
+    while extra <= room and (escape := _ESCAPED_WIDE.search(body, covered)) is not None:
+        at = escape.start()
+        while True:
+            start = body.find(b'"', covered)
+            if start < 0 or start > at:  # an escape outside every string: not JSON
+                covered = at + 2
+                break
+            covered = _STRING.match(body, start).end()
+            if covered > at:
+                astral = SURROGATE_ESCAPE.search(body, start, covered) is not None
+                extra += (covered - start) * (ASTRAL_EXTRA if astral else WIDE_EXTRA)
+                break
+    return extra
+
+
+def check_decoded_size(body: bytes | bytearray, *, surrogates: bool) -> None:
+    """Refuse (DecodedTooLarge) a body whose decoded tree would exceed its budget. A quick bound
+    first, from three counts over the body: every key and every array item follows a `{`, `[` or
+    `,`, and costs at most a key with a string value (or an item that is a string); only past the
+    budget are the strings counted too (`estimate_decoded`), which bounds them far closer."""
+    size = len(body)
+    if size * WORST_BYTES_PER_BYTE <= DECODED_ALLOWANCE:
+        return
+    limit = decoded_limit(size)
+    objects, arrays, commas = body.count(b"{"), body.count(b"["), body.count(b",")
+    member = KEY_COST + 2 * STRING_COST + SLOT_COST
+    quick = member * (1 + objects + arrays + commas) + OBJECT_COST * objects
+    quick += ARRAY_COST * arrays + size + FIXED_COST
+    estimate = None
+    if quick > limit:
+        estimate = estimate_decoded(body, surrogates=surrogates, widened=False)
+        quick = estimate.bytes
+    if quick <= limit and _is_wide(body, surrogates):
+        quick += int(_widened_bytes(body, limit - quick))
+    if quick > limit:
+        counted = (
+            f" ({estimate.values} values, {estimate.objects} objects, {estimate.arrays} arrays, "
+            f"{estimate.strings} strings)"
+            if estimate is not None
+            else ""
+        )
+        raise DecodedTooLarge(
+            f"the body would decode to about {quick // (1024 * 1024)} MiB{counted}, over the "
+            f"limit of {DECODED_FACTOR} × its size + {DECODED_ALLOWANCE // (1024 * 1024)} MiB "
+            f"({limit // (1024 * 1024)} MiB)"
+        )
 
 
 @dataclass
@@ -131,11 +290,15 @@ def _check_text(text: str) -> None:
         raise MalformedJson("string holds a lone surrogate (not Unicode text)") from exc
 
 
-def parse_json(body: bytes | bytearray):
+def parse_json(body: bytes | bytearray, *, bounded: bool = True):
     """Parse a pod body. NaN/Infinity parse (they are part of what was signed); the schema
-    refuses them where a number must be finite."""
+    refuses them where a number must be finite. `bounded`: refuse (DecodedTooLarge) a body that
+    would decode to more than its budget, before anything is built."""
     if body.startswith(b"\xef\xbb\xbf"):
         raise MalformedJson("body starts with a byte-order mark")
+    surrogates = SURROGATE_ESCAPE.search(body) is not None
+    if bounded:
+        check_decoded_size(body, surrogates=surrogates)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -153,6 +316,6 @@ def parse_json(body: bytes | bytearray):
     finally:
         del text
     _check_depth(value)
-    if SURROGATE_ESCAPE.search(body):
+    if surrogates:
         _check_texts(value)
     return value

@@ -33,7 +33,8 @@ def rebuild_board() -> int:
         with transaction.atomic():
             board_services.clear_board()
             for session in sessions:
-                body = parse_json(raw_bundle(session.final_bundle_sha256))
+                # Committed evidence: decoded whatever its size (the decoded-size budget guards requests).
+                body = parse_json(raw_bundle(session.final_bundle_sha256), bounded=False)
                 _, bundle = normalise_bundle(body["bundle"], board=session.board)
                 run = board_services.record_run(
                     run_id=session.run_id,

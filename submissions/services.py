@@ -46,9 +46,9 @@ from config.after_answer import publish_after_answer
 from config.api_errors import Reason
 from config.durability import insert_unflushed, run_unflushed
 from recipes.secret_scan import json_may_hold_token
-from submissions import tasks
-from submissions.blobstore import blob_store
-from submissions.jsonbody import MalformedJson, ReceivedBody, parse_json
+from submissions import limits, tasks
+from submissions.blobstore import BlobStoreUnavailable, blob_store
+from submissions.jsonbody import BodyTooLarge, MalformedJson, ReceivedBody, parse_json
 from submissions.models import (
     LIVE_SESSION_STATUSES,
     Challenge,
@@ -141,6 +141,8 @@ def _parse(body: bytes | bytearray):
         return parse_json(body)
     except MalformedJson as exc:
         raise Refusal(Reason.MALFORMED_JSON, str(exc)) from None
+    except BodyTooLarge as exc:  # it would decode to more than its budget (jsonbody.py)
+        raise Refusal(Reason.SIZE_EXCEEDED, str(exc)) from None
 
 
 RUN_ID_ALPHABET = string.ascii_letters + string.digits
@@ -277,6 +279,19 @@ class _Evidence:
         self._row_written = True
         if self.inline and for_good:
             self.body.release()
+
+    def discard(self) -> None:
+        """Refused before its signature was checked (not JSON, not an envelope, past a cap): a
+        body written ahead is removed again unless a row keeps it, and no row is written."""
+        if self._write is not None:
+            try:
+                self._write.result()
+            except BlobStoreUnavailable:
+                pass  # nothing was written
+            else:
+                if not RawBundle.objects.filter(sha256=self.digest).exists():
+                    blob_store().delete(self.digest)
+        self._row_written = True
 
     def rolled_back(self) -> None:
         """The transaction that wrote the row rolled back: the next `stored()` writes it again
@@ -630,16 +645,24 @@ def submit_results(
     context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
     data = body.data  # the bytes parsed and scanned here (a big body's write lets go of its own)
     # A body over HELD_WHILE_WRITTEN_BYTES starts its write to the blob store before it is
-    # parsed, so that the write overlaps the parse and the secret scan; it is kept as evidence
-    # even when it does not parse. Any other body is kept from the envelope's parse on.
+    # parsed, so that the write overlaps the parse and the secret scan; refused before its
+    # envelope parses (or past a checkpoint cap), it is removed again (`_Evidence.discard`). Any
+    # other body is kept from the envelope's parse on.
     evidence = _Evidence(body) if body.size > HELD_WHILE_WRITTEN_BYTES else None
     try:
-        envelope_data = _parse(data)
         try:
-            envelope = parse_request(ResultsEnvelope, envelope_data)
-        except SchemaError as exc:
-            raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
-        del envelope_data
+            envelope_data = _parse(data)
+            try:
+                envelope = parse_request(ResultsEnvelope, envelope_data)
+            except SchemaError as exc:
+                raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
+            del envelope_data
+            if envelope.bundle.get("final") is not True:  # before its body is stored
+                _check_checkpoint_caps(session, body.size, context)
+        except Refusal:
+            if evidence is not None:  # a big body written ahead is not kept (docs/protocol.md)
+                evidence.discard()
+            raise
         # Every answer from here on keeps the bundle as evidence: its row (with a small body's
         # bytes) is written before anything refers to it (`_prior`, `_Evidence.stored`), at the
         # latest when this returns.
@@ -655,6 +678,22 @@ def submit_results(
     finally:
         if evidence is not None:
             evidence.stored()
+
+
+def _check_checkpoint_caps(session: RunSession, size: int, context: dict) -> None:
+    """The session's and the key's checkpoint caps (submissions/limits.py): past the session's,
+    413 (the final still commits); past the key's 24-hour quota, 429 with Retry-After."""
+    try:
+        limits.check_checkpoint(session, size)
+    except limits.CapReached as reached:
+        if reached.per_key:
+            raise Refusal(
+                Reason.RATE_LIMITED,
+                reached.note,
+                retry_after=limits.KEY_RETRY_AFTER,
+                **context,
+            ) from None
+        raise Refusal(Reason.SIZE_EXCEEDED, reached.note, **context) from None
 
 
 def _output_clean(final: bool, data, *, now: bool) -> Callable[[], bool]:

@@ -67,3 +67,13 @@ def sweep_pending_weight_checks() -> int:
             verify_weights.delay(run_id)
             sent += 1
     return sent
+
+
+@shared_task
+def clean_up_pod_channel() -> dict:
+    """The scheduled cleanup (submissions/cleanup.py): counts logged and returned."""
+    from dataclasses import asdict
+
+    from submissions.cleanup import clean_up
+
+    return asdict(clean_up())

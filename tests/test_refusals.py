@@ -475,16 +475,17 @@ def test_a_results_post_past_the_ip_limit_is_refused_first_and_costs_the_key_not
     assert not Run.objects.exists()
 
 
-def test_a_body_too_big_to_hold_is_kept_even_when_it_does_not_parse(pod):
-    # Its write to the blob store starts before it is parsed (docs/protocol.md §Ingest cost).
+def test_a_body_too_big_to_hold_is_deleted_again_when_it_does_not_parse(pod):
+    # Its write to the blob store starts before it is parsed (docs/protocol.md §Ingest cost);
+    # refused before its signature, it is no evidence and is removed (issue 20 point 3).
     session = pod.open_run(MODEL, TEXT_SUITE, "text")
     body = b'{"bundle": "' + b"x" * (services.HELD_WHILE_WRITTEN_BYTES + 1024) + b'"'  # no "}"
 
     answer = post_results(pod, session, body)
 
     assert_refused(answer, 400, "MALFORMED_JSON")
-    assert RawBundle.objects.get(sha256=sha256(body)).size == len(body)
-    assert blob_store().get(sha256(body)) == body
+    assert not RawBundle.objects.filter(sha256=sha256(body)).exists()
+    assert not blob_store().exists(sha256(body))
     assert not Run.objects.exists()
 
 

@@ -1,0 +1,70 @@
+"""Caps on what one session and one key may store as checkpoints (docs/protocol.md §Storage
+caps). A checkpoint past a cap is refused before its body is stored; a final never is (it carries
+every row, so the run still commits)."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Count, Sum
+from django.utils import timezone
+
+from submissions.models import RunSession, SessionBundle
+
+# Defaults; each can be set in the Django settings by its name (config/settings.py sets none yet).
+DEFAULTS = {
+    # A text run checkpoints every 8 cases: 400 covers a 3,200-case suite.
+    "AEON_MAX_CHECKPOINTS_PER_SESSION": 400,
+    # Checkpoints are cumulative (about twelve times the final's rows over a run).
+    "AEON_MAX_CHECKPOINT_BYTES_PER_SESSION": 256 * 1024 * 1024,
+    # What one key's checkpoints may store within the last 24 hours, over all its sessions.
+    "AEON_MAX_CHECKPOINTS_PER_KEY_DAY": 4000,
+    "AEON_MAX_CHECKPOINT_BYTES_PER_KEY_DAY": 2 * 1024 * 1024 * 1024,
+}
+KEY_WINDOW = timedelta(hours=24)
+KEY_RETRY_AFTER = 3600
+
+
+def cap(name: str) -> int:
+    return int(getattr(settings, name, DEFAULTS[name]))
+
+
+class CapReached(Exception):
+    """`per_key`: the key's 24-hour quota (a retry later can pass), else the session's cap."""
+
+    def __init__(self, note: str, *, per_key: bool):
+        super().__init__(note)
+        self.note, self.per_key = note, per_key
+
+
+def check_checkpoint(session: RunSession, size: int) -> None:
+    """Raise CapReached when storing one more checkpoint of `size` bytes would pass a cap of the
+    session or of its key. Two aggregate reads over the session's and the key's checkpoint
+    bundles (indexed by session)."""
+    held = SessionBundle.objects.filter(session_id=session.pk, final=False).aggregate(
+        n=Count("pk"), bytes=Sum("raw__size")
+    )
+    count, stored = held["n"], held["bytes"] or 0
+    if count + 1 > cap("AEON_MAX_CHECKPOINTS_PER_SESSION"):
+        raise CapReached(
+            f"this run holds {count} checkpoints, its cap; send the final (it still commits)",
+            per_key=False,
+        )
+    if stored + size > cap("AEON_MAX_CHECKPOINT_BYTES_PER_SESSION"):
+        raise CapReached(
+            f"this run's checkpoints hold {stored} bytes; {size} more would pass its cap of "
+            f"{cap('AEON_MAX_CHECKPOINT_BYTES_PER_SESSION')}; send the final (it still commits)",
+            per_key=False,
+        )
+    day = SessionBundle.objects.filter(
+        session__key_id=session.key_id,
+        final=False,
+        received_at__gte=timezone.now() - KEY_WINDOW,
+    ).aggregate(n=Count("pk"), bytes=Sum("raw__size"))
+    count, stored = day["n"], day["bytes"] or 0
+    if count + 1 > cap("AEON_MAX_CHECKPOINTS_PER_KEY_DAY") or stored + size > cap(
+        "AEON_MAX_CHECKPOINT_BYTES_PER_KEY_DAY"
+    ):
+        raise CapReached(
+            f"this key stored {count} checkpoints ({stored} bytes) within 24 h, its quota",
+            per_key=True,
+        )

@@ -1,0 +1,178 @@
+"""Bounded storage (issue 20 point 3; docs/protocol.md §Storage caps, docs/operations.md
+§Cleanup): per-session and per-key caps on checkpoints, refused before their body is stored (a
+final still commits), and the scheduled cleanup of expired challenges, stale sessions, orphan
+evidence, expired unsigned quarantine and the store's temporary files, with its counts."""
+
+import hashlib
+import json
+import logging
+import os
+import time
+from datetime import timedelta
+
+import pytest
+from django.conf import settings as django_settings
+from django.utils import timezone
+
+from config.api_errors import Reason
+from submissions import cleanup
+from submissions.blobstore import blob_store
+from submissions.models import (
+    Challenge,
+    CheckpointRow,
+    QuarantinedBundle,
+    RawBundle,
+    RunSession,
+    SessionBundle,
+)
+from submissions.tasks import clean_up_pod_channel
+from tests.podchannel import MODEL, TEXT_SUITE, post_results, small_content
+
+pytestmark = pytest.mark.django_db(transaction=True)
+MIB = 1024 * 1024
+
+
+def test_a_session_past_its_checkpoint_cap_is_refused_unstored_and_its_final_commits(pod, settings):
+    settings.AEON_MAX_CHECKPOINTS_PER_SESSION = 2
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    for count in (1, 2):
+        assert pod.submit(session, small_content(count), final=False).status == 200
+    evidence = RawBundle.objects.count()
+    refused = pod.submit(session, small_content(3), final=False)
+    assert (refused.status, refused.body["reason"]) == (413, Reason.SIZE_EXCEEDED)
+    assert "2 checkpoints" in refused.body["note"]
+    assert RawBundle.objects.count() == evidence  # nothing of it was kept
+    final = pod.submit(session, small_content(4))
+    assert final.status == 200 and final.body["n_results"] == 4, final.body
+
+
+def test_a_session_past_its_checkpoint_bytes_is_refused(pod, settings):
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(session, small_content(2), final=False).status == 200
+    held = SessionBundle.objects.get(session__run_id=session.run_id).raw.size
+    settings.AEON_MAX_CHECKPOINT_BYTES_PER_SESSION = held + 100
+    refused = pod.submit(session, small_content(3), final=False)
+    assert (refused.status, refused.body["reason"]) == (413, Reason.SIZE_EXCEEDED)
+    assert "bytes" in refused.body["note"]
+
+
+def test_a_key_past_its_daily_checkpoint_quota_waits(pod, settings):
+    settings.AEON_MAX_CHECKPOINTS_PER_KEY_DAY = 3
+    first = pod.open_run(MODEL, TEXT_SUITE, "text")
+    second = pod.open_run(MODEL, TEXT_SUITE, "text")
+    for session, count in ((first, 1), (first, 2), (second, 1)):
+        assert pod.submit(session, small_content(count), final=False).status == 200
+    refused = pod.submit(second, small_content(2), final=False)
+    assert (refused.status, refused.body["reason"]) == (429, Reason.RATE_LIMITED)
+    assert int(refused.headers["Retry-After"]) > 0
+    assert pod.submit(second, small_content(3)).status == 200  # the final is never capped
+
+
+def test_a_key_past_its_daily_checkpoint_bytes_waits(pod, settings):
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(session, small_content(2), final=False).status == 200
+    held = SessionBundle.objects.get(session__run_id=session.run_id).raw.size
+    settings.AEON_MAX_CHECKPOINT_BYTES_PER_KEY_DAY = held + 100
+    other = pod.open_run(MODEL, TEXT_SUITE, "text")
+    refused = pod.submit(other, small_content(2), final=False)
+    assert (refused.status, refused.body["reason"]) == (429, Reason.RATE_LIMITED)
+    assert "within 24 h" in refused.body["note"]
+    # A day later the quota is free again.
+    SessionBundle.objects.update(received_at=timezone.now() - timedelta(hours=25))
+    assert pod.submit(other, small_content(2), final=False).status == 200
+
+
+def test_the_cleanup_is_scheduled_on_the_beat():
+    entry = django_settings.CELERY_BEAT_SCHEDULE["clean-up-pod-channel"]
+    assert entry["task"] == clean_up_pod_channel.name
+
+
+def _age(model, pk, field: str, age: timedelta) -> None:
+    model.objects.filter(pk=pk).update(**{field: timezone.now() - age})
+
+
+def test_the_cleanup_deletes_what_expired_and_keeps_the_rest(pod, settings, caplog):
+    settings.AEON_INLINE_EVIDENCE_BYTES = 0  # every body a file of the store
+    settings.AEON_UNSIGNED_QUARANTINE_PER_KEY = 1
+    # Challenges: one long expired, one live.
+    old = Challenge.objects.create(value="old", expires_at=timezone.now() - timedelta(days=2))
+    live = Challenge.objects.create(value="live", expires_at=timezone.now() + timedelta(hours=1))
+    # A stale session with a checkpoint; a fresh one with a checkpoint; a committed run.
+    stale = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(stale, small_content(2), final=False).status == 200
+    fresh = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(fresh, small_content(2, note="fresh"), final=False).status == 200
+    committed = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(committed, small_content(3)).status == 200
+    stale_row = RunSession.objects.get(run_id=stale.run_id)
+    _age(RunSession, stale_row.pk, "opened_at", timedelta(days=40))
+    _age(RunSession, stale_row.pk, "last_progress_at", timedelta(days=40))
+    stale_raw = SessionBundle.objects.get(session=stale_row).raw_id
+    # Two unsigned bodies in quarantine (bad signatures), on two sessions of the key.
+    unsigned = []
+    for _ in range(2):
+        session = pod.open_run(MODEL, TEXT_SUITE, "text")
+        body = pod.signed_results(session, small_content(1), final=False)
+        body["signature"] = "A" * 86 + "=="
+        answer = post_results(pod, session, json.dumps(body).encode())
+        assert answer.body["reason"] == Reason.BAD_SIG
+        unsigned.append(QuarantinedBundle.objects.get(run_id=session.run_id))
+    # A big body refused before its signature (not JSON): written ahead, removed at once.
+    refused = b"\xff" * (9 * MIB)
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert post_results(pod, session, refused).body["reason"] == Reason.MALFORMED_JSON
+    store = blob_store()
+    assert not RawBundle.objects.filter(size=len(refused)).exists()
+    assert not store.exists(hashlib.sha256(refused).hexdigest())
+    # A temporary file a crash left behind, and a new one a write in flight holds.
+    root = settings.AEON_BLOB_DIR
+    leftover, in_flight = root / ".incoming-left", root / ".incoming-now"
+    leftover.write_bytes(b"x")
+    in_flight.write_bytes(b"x")
+    os.utime(leftover, (time.time() - 7200, time.time() - 7200))
+    # Everything refused or orphaned ages past its time.
+    RawBundle.objects.update(stored_at=timezone.now() - timedelta(days=2))
+
+    with caplog.at_level(logging.INFO, logger="aeon.cleanup"):
+        cleaned = clean_up_pod_channel.apply().get()
+
+    assert cleaned == {
+        "challenges": 1,
+        "stale_sessions": 1,
+        "unsigned_quarantine": 1,  # over the cap of 1 per key: the older one
+        "orphan_evidence": 2,  # the stale checkpoint, the older unsigned body
+        "orphan_evidence_bytes": cleaned["orphan_evidence_bytes"],
+        "store_temp_files": 1,
+    }
+    assert cleaned["orphan_evidence_bytes"] > 0
+    assert "pod channel cleaned" in caplog.text and "'stale_sessions': 1" in caplog.text
+    assert not Challenge.objects.filter(pk=old.pk).exists()
+    assert Challenge.objects.filter(pk=live.pk).exists()
+    assert not RunSession.objects.filter(run_id=stale.run_id).exists()
+    assert not CheckpointRow.objects.filter(session_id=stale_row.pk).exists()
+    assert not RawBundle.objects.filter(sha256=stale_raw).exists()
+    assert not store.exists(stale_raw)
+    assert RunSession.objects.filter(run_id=fresh.run_id, checkpoints=1).exists()
+    assert not QuarantinedBundle.objects.filter(pk=unsigned[0].pk).exists()
+    assert QuarantinedBundle.objects.filter(pk=unsigned[1].pk).exists()
+    assert not RawBundle.objects.filter(sha256=unsigned[0].raw_id).exists()
+    assert not store.exists(unsigned[0].raw_id)
+    assert not leftover.exists() and in_flight.exists()
+    # What a committed run refers to stays, file included.
+    final = RunSession.objects.get(run_id=committed.run_id).final_bundle_sha256
+    assert RawBundle.objects.filter(sha256=final).exists() and store.exists(final)
+    assert cleanup.clean_up().orphan_evidence == 0  # nothing left to do
+
+
+def test_unsigned_quarantine_expires_unless_reviewed(pod, settings):
+    rows = []
+    for _ in range(2):
+        session = pod.open_run(MODEL, TEXT_SUITE, "text")
+        body = pod.signed_results(session, small_content(1), final=False)
+        body["signature"] = "A" * 86 + "=="
+        assert post_results(pod, session, json.dumps(body).encode()).body["reason"] == "BAD_SIG"
+        rows.append(QuarantinedBundle.objects.get(run_id=session.run_id))
+    QuarantinedBundle.objects.update(created_at=timezone.now() - timedelta(days=15))
+    QuarantinedBundle.objects.filter(pk=rows[1].pk).update(reviewed=True)
+    assert cleanup.clean_up().unsigned_quarantine == 1
+    assert list(QuarantinedBundle.objects.values_list("pk", flat=True)) == [rows[1].pk]
