@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from submissions.demo.bundles import job_bundles
-from submissions.demo.catalogue import DEMO_MODELS
+from demo.bundles import job_bundles
+from demo.catalogue import DEMO_MODELS
 from submissions.jsonbody import (
     DECODED_ALLOWANCE,
     DECODED_FACTOR,
@@ -164,7 +164,7 @@ def near_the_limit(size: int) -> bytes:
 
 
 def test_worker_memory_grows_at_most_4x_the_body_for_any_shape(gunicorn_board):  # noqa: F811
-    from submissions.demo.podclient import PodClient
+    from demo.podclient import PodClient
 
     url, master = gunicorn_board
     pod = PodClient(url, timeout=120)
