@@ -363,6 +363,24 @@ def test_a_backup_restored_into_a_scratch_database_answers_the_same_champions(st
     assert report["champions"]["/api/recipes/champions"]["same_as_live"] is True
 
 
+def test_make_prod_keeps_the_answer_cache_out_of_the_brokers_database(tmp_path):
+    """Issue 20 point 5: by default the next database of the broker's server; the broker's own
+    database is refused before anything starts (docs/operations.md §The answer cache)."""
+    from config.prodstack import SetupFailed, cache_beside, check_services, prepared_environment
+
+    assert cache_beside("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/1"
+    assert cache_beside("redis://cache.internal:6380") == "redis://cache.internal:6380/1"
+    assert cache_beside("redis://127.0.0.1:6379/15") == "redis://127.0.0.1:6379/0"
+    base = {"AEON_DATA_DIR": str(tmp_path), "SECRET_KEY": "s", "AEON_BOARD_KEY_FILE": "k.pem"}
+    assert prepared_environment(base)["CACHE_URL"] == "redis://127.0.0.1:6379/1"
+    shared = prepared_environment(
+        base
+        | {"CELERY_BROKER_URL": "redis://127.0.0.1:6379", "CACHE_URL": "redis://127.0.0.1:6379/0"}
+    )
+    with pytest.raises(SetupFailed, match="must not be the broker's database"):
+        check_services(shared)
+
+
 @contextmanager
 def caddy_in_front(stack, tmp_path):
     """deploy/Caddyfile itself, served on loopback in front of the stack (no TLS here)."""
