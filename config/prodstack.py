@@ -111,9 +111,14 @@ def cache_beside(broker_url: str) -> str:
     return urlunsplit(parts._replace(path=f"/{following}"))
 
 
+def _where(url: str) -> tuple:
+    """A Redis URL's server and database number."""
+    parts = urlsplit(url)
+    return (parts.hostname, parts.port or 6379, parts.path.strip("/") or "0")
+
+
 def shares_a_server(first: str, second: str) -> bool:
-    one, other = urlsplit(first), urlsplit(second)
-    return (one.hostname, one.port or 6379) == (other.hostname, other.port or 6379)
+    return _where(first)[:2] == _where(second)[:2]
 
 
 def local_secret(path: Path) -> str:
@@ -173,6 +178,8 @@ def check_services(env: dict[str, str]) -> None:
     import psycopg
     import redis
 
+    if _where(env["CACHE_URL"]) == _where(env["CELERY_BROKER_URL"]):
+        raise SetupFailed("CACHE_URL must not be the broker's database (CELERY_BROKER_URL)")
     database = env["DATABASE_URL"]
     if urlsplit(database).scheme not in ("postgres", "postgresql"):
         raise SetupFailed(f"make prod runs on PostgreSQL: DATABASE_URL is {redact(database)}")
@@ -180,8 +187,6 @@ def check_services(env: dict[str, str]) -> None:
         psycopg.connect(admin_url(database), connect_timeout=5).close()
     except psycopg.Error as exc:
         raise SetupFailed(f"PostgreSQL does not answer at {redact(database)}: {exc}") from None
-    if env["CACHE_URL"] == env["CELERY_BROKER_URL"]:
-        raise SetupFailed("CACHE_URL must not be the broker's database (CELERY_BROKER_URL)")
     if shares_a_server(env["CACHE_URL"], env["CELERY_BROKER_URL"]):
         log(
             "the answer cache shares the broker's Redis server (another database): give it a "

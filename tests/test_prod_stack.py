@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -362,7 +363,26 @@ def test_a_backup_restored_into_a_scratch_database_answers_the_same_champions(st
     assert report["champions"]["/api/recipes/champions"]["same_as_live"] is True
 
 
-def test_caddy_in_front_refuses_large_bodies_as_json_and_drains_the_replica(stack, tmp_path):
+def test_make_prod_keeps_the_answer_cache_out_of_the_brokers_database(tmp_path):
+    """Issue 20 point 5: by default the next database of the broker's server; the broker's own
+    database is refused before anything starts (docs/operations.md §The answer cache)."""
+    from config.prodstack import SetupFailed, cache_beside, check_services, prepared_environment
+
+    assert cache_beside("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/1"
+    assert cache_beside("redis://cache.internal:6380") == "redis://cache.internal:6380/1"
+    assert cache_beside("redis://127.0.0.1:6379/15") == "redis://127.0.0.1:6379/0"
+    base = {"AEON_DATA_DIR": str(tmp_path), "SECRET_KEY": "s", "AEON_BOARD_KEY_FILE": "k.pem"}
+    assert prepared_environment(base)["CACHE_URL"] == "redis://127.0.0.1:6379/1"
+    shared = prepared_environment(
+        base
+        | {"CELERY_BROKER_URL": "redis://127.0.0.1:6379", "CACHE_URL": "redis://127.0.0.1:6379/0"}
+    )
+    with pytest.raises(SetupFailed, match="must not be the broker's database"):
+        check_services(shared)
+
+
+@contextmanager
+def caddy_in_front(stack, tmp_path):
     """deploy/Caddyfile itself, served on loopback in front of the stack (no TLS here)."""
     import shutil
 
@@ -386,26 +406,74 @@ def test_caddy_in_front_refuses_large_bodies_as_json_and_drains_the_replica(stac
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    drain = stack.data_dir / "draining"
     try:
         deadline = time.monotonic() + 30
         while read_api_or_none(url, "/readyz") != 200:
             assert time.monotonic() < deadline, "caddy never served the board"
             time.sleep(0.2)
+        yield url
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=30)
+
+
+def test_caddy_in_front_refuses_large_bodies_as_json_and_drains_the_replica(stack, tmp_path):
+    drain = stack.data_dir / "draining"
+    with caddy_in_front(stack, tmp_path) as url:
         too_large = raw_post(url, "/api/v1/enroll", b"{" + b" " * (2 * 1024 * 1024) + b"}")
         assert too_large[0] == 413
         assert json.loads(too_large[1])["reason"] == "SIZE_EXCEEDED"
+        try:
+            drain.write_text("")
+            deadline = time.monotonic() + 15
+            while (answer := read_api(url, "/api/v1/champions")).status == 200:
+                assert time.monotonic() < deadline, "caddy kept sending to a draining replica"
+                time.sleep(0.2)
+            assert answer.status == 503 and answer.body["reason"] == "UNAVAILABLE"
+        finally:
+            drain.unlink(missing_ok=True)
 
-        drain.write_text("")
-        deadline = time.monotonic() + 15
-        while (answer := read_api(url, "/api/v1/champions")).status == 200:
-            assert time.monotonic() < deadline, "caddy kept sending requests to a draining replica"
-            time.sleep(0.2)
-        assert answer.status == 503 and answer.body["reason"] == "UNAVAILABLE"
-    finally:
-        drain.unlink(missing_ok=True)
-        proxy.terminate()
-        proxy.wait(timeout=30)
+
+def test_slow_bodies_through_the_front_leave_ordinary_requests_unaffected(stack, tmp_path):
+    """Issue 20 point 4: twelve connections to /api/v1/enroll sending one byte a second, more
+    than the stack's request threads (2 workers x 4), while ten ordinary requests are answered;
+    the slow ones are still unanswered when the last ordinary answer arrives, so none of them
+    held a thread the ordinary requests needed (Caddy reads a small body whole first)."""
+    import socket
+    import threading
+
+    stop = threading.Event()
+    with caddy_in_front(stack, tmp_path) as url:
+        port = urlsplit(url).port
+        slow = []
+        for _ in range(12):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            sock.sendall(
+                b"POST /api/v1/enroll HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 120\r\n\r\n{"
+            )
+            slow.append(sock)
+
+        def trickle():
+            while not stop.wait(1.0):
+                for sock in slow:
+                    sock.sendall(b" ")
+
+        sender = threading.Thread(target=trickle, daemon=True)
+        sender.start()
+        try:
+            time.sleep(2)  # every slow body under way
+            statuses = [read_api(url, "/api/v1/champions").status for _ in range(10)]
+            assert statuses == [200] * 10
+            for sock in slow:  # none answered yet: still sending their bodies
+                sock.setblocking(False)
+                with pytest.raises(BlockingIOError):
+                    sock.recv(1)
+        finally:
+            stop.set()
+            sender.join(timeout=10)
+            for sock in slow:
+                sock.close()
 
 
 def read_api_or_none(url: str, path: str) -> int | None:
