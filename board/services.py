@@ -3,16 +3,17 @@ rewriting a benchmark's summary whenever one of its runs changes (docs/trust-and
 
 import hashlib
 import json
+import logging
 import threading
-from collections.abc import Callable
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
 from datetime import UTC, datetime, timedelta
-from functools import cache, partial
+from functools import partial
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from celery import current_app
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from board.answer_cache import advance_shared_generation, fresh_generation
@@ -58,9 +59,7 @@ from board.perf_marks import apply_roofline, benchmark_checks, drafter_json
 from board.pods import pods_of
 from board.quality import score_agentic, score_text_run
 from board.suites import SuiteFacts, current_text_suites, suite_named
-from config import sqlrows
 from config.after_answer import publish_after_answer
-from config.durability import run_unflushed
 from recipes.argv import option_value
 from recipes.commands import VLLM_ENGINES, assemble_commands
 from recipes.images import offered_image
@@ -82,6 +81,8 @@ AGENTIC_TESTED_ABOVE = 5.0  # every harness at or below this many points: "agent
 # A second job_group of the same key, model, hardware, weights and recipe within this window
 # resumes a job.
 RESUME_WINDOW = timedelta(hours=72)
+
+logger = logging.getLogger("aeon.board")
 
 
 class BundleRuleError(ValueError):
@@ -115,7 +116,6 @@ class PreparedRun:
     recipe: RecipeSpec | None
     rows: list[dict]
     perf: object | None
-    rows_jsonb: str | None = None  # on PostgreSQL, `_rows_jsonb_text` of the rows
 
 
 def prepare_run(
@@ -129,13 +129,9 @@ def prepare_run(
     rows: list[dict],
     bundle_sha256: str,
     model_output_clean: bool = False,
-    rows_json: str | None = None,
-    rows_jsonb: str | None = None,
 ) -> PreparedRun:
     """The CPU half of recording a bundle: parse nothing again, read only the suite table, write
-    nothing. `model_output_clean`: see `find_bundle_secrets`. `rows_json`: the rows' JSON text
-    when the caller already holds it (the rows are then not serialised again); `rows_jsonb`:
-    their `rows_jsonb_text`, when made already (`rows_written_ahead`)."""
+    nothing. `model_output_clean`: see `find_bundle_secrets`."""
     extras = {
         k: v for k, v in bundle.items() if k not in ("results", "run_id", "run_nonce", "final")
     }
@@ -209,49 +205,32 @@ def prepare_run(
         recipe=recipe_spec,
         rows=rows,
         perf=summary,
-        rows_jsonb=rows_jsonb or rows_jsonb_text(rows, rows_json),
     )
 
 
-def commit_run(
-    prepared: PreparedRun,
-    *,
-    committed_at: datetime,
-    rows_ahead: "RowsAhead | None" = None,
-    found: "Callable[[], _BenchmarkLookup] | None" = None,
-) -> tuple[Run, bool]:
-    """The writing half: attach the run to its benchmark (locked from here to the end of the
-    transaction), write it, its rows in one statement (or, `rows_ahead`, under the id they were
-    written with already) and its cohorts, and the benchmark's summary. Call inside the ingest
-    transaction: a failure rolls the whole commit back. `found`: the benchmark's lookup, sent
-    already (`look_up_benchmark`).
-
-    Returns the run, and whether it is exactly as a later read gives it (its manifest can be
-    signed from it without reading it back): on PostgreSQL its INSERT returned the stored row;
-    SQLite keeps JSON as the text written."""
+def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
+    """The writing half, inside the ingest transaction (a failure rolls the whole commit back):
+    attach the run to its benchmark (locked from here to the end of the transaction), write the
+    run, its per-case rows in bulk and its cohorts, and rewrite the benchmark's summary. Returns
+    the run, pointing at its benchmark (with its model, class and recipe)."""
     run = prepared.run
     run.committed_at = committed_at
-    found = found or look_up_benchmark(prepared, committed_at=committed_at)
-    ahead = rows_ahead if rows_ahead is not None and rows_ahead.run_pk is not None else None
-    benchmark, summarised, stored = _benchmark_for(
-        run, prepared, _identity(prepared), found(), ahead
-    )
+    benchmark, summarised = _benchmark_for(run, prepared, _identity(prepared))
     run.benchmark = benchmark
-    if stored is None and ahead is not None:  # else written with its new benchmark
-        stored = _insert_run(run, ahead.run_pk)
-    elif stored is None:
-        stored = _insert_run_and_results(run, prepared.rows, prepared.rows_jsonb)
+    run.save(force_insert=True)
+    Result.objects.bulk_create(
+        [_result_of(run, position, row) for position, row in enumerate(prepared.rows)],
+        batch_size=RESULTS_BATCH,
+    )
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
         )
     if not summarised:  # an existing benchmark: its summary is rewritten from all its runs
         benchmark = refresh_benchmark(benchmark.pk, locked=benchmark)
+        run.benchmark = benchmark
     read_models_changed(hardware_class_id=benchmark.hardware_class_id, model_id=benchmark.model_id)
-    if stored is not None:
-        stored.benchmark = benchmark
-        return stored, True
-    return run, connection.vendor == "sqlite"
+    return run
 
 
 def record_run(
@@ -279,7 +258,7 @@ def record_run(
         rows=rows,
         bundle_sha256=bundle_sha256,
     )
-    return commit_run(prepared, committed_at=committed_at)[0]
+    return commit_run(prepared, committed_at=committed_at)
 
 
 def _text(value) -> str:
@@ -414,262 +393,8 @@ def _cohort_of(run: Run, cohort) -> PerfCohort:
     )
 
 
-RESULT_COLUMNS = (
-    "run_id",
-    "position",
-    "case_id",
-    "category",
-    "tier",
-    "status",
-    "score",
-    "creativity",
-    "raw_output",
-    "evidence",
-    "speed",
-    "extras",
-)
-
-
-# Every per-case row in one statement: PostgreSQL splits the rows' JSON text (one
-# serialisation, in C) into columns, as `_result_of` does in Python.
-RESULTS_SELECT_SQL = """
-SELECT {run}, r.position - 1, r.row->>'case_id', COALESCE(r.row->>'category', ''),
-       CASE WHEN jsonb_typeof(r.row->'tier') = 'number' THEN (r.row->>'tier')::integer END,
-       r.row->>'status', (r.row->>'score')::double precision,
-       (r.row->>'creativity')::double precision,
-       convert_to(COALESCE(r.row->>'raw_output', ''), 'UTF8'),
-       NULLIF(r.row->'evidence', 'null'::jsonb), NULLIF(r.row->'speed', 'null'::jsonb),
-       r.row - %s::text[]
-FROM {runs}jsonb_array_elements({rows}) WITH ORDINALITY AS r(row, position)
-"""
-# The rows as the text of their JSON array (one parameter).
-ROWS_ARRAY = "%s::jsonb"
-INSERT_RESULTS_SQL = f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)})" + (
-    RESULTS_SELECT_SQL.format(run="%s", runs="", rows=ROWS_ARRAY)
-)
-
-
-@cache
-def _run_and_results_sql(run_insert: str) -> str:
-    """The run's INSERT (RETURNING the row as stored) with its rows in one statement, written
-    once."""
-    results = RESULTS_SELECT_SQL.format(run="inserted.id", runs="inserted, ", rows=ROWS_ARRAY)
-    return (
-        f"WITH inserted AS ({run_insert}), results AS ("
-        f"INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results}) "
-        f"SELECT {sqlrows.columns(Run)} FROM inserted"
-    )
-
-
-def _insert_run_and_results(run: Run, rows: list[dict], text: str | None = None) -> Run | None:
-    """The run, then every per-case row in one bulk write (`_insert_results`). On PostgreSQL,
-    rows jsonb takes as they are go with the run's INSERT in one statement (one round trip),
-    which also reads the run back as stored: that instance is returned (None otherwise).
-    `text`: the rows' `_rows_jsonb_text`, when already made."""
-    if text is None:
-        text = rows_jsonb_text(rows)
-    if text is None:
-        run.save(force_insert=True)
-        _insert_results(run, rows)
-        return None
-    run_insert, params = sqlrows.insert(run, returning_row=True)
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(_run_and_results_sql(run_insert), (*params, list(Result.ROW_FIELDS), text))
-        stored = sqlrows.take(Run, cursor.fetchone())
-    sqlrows.saved_as(run, stored.pk)
-    return stored
-
-
-@dataclass
-class RowsAhead:
-    """A run's per-case rows written before the run itself (`rows_written_ahead`): `run_pk` is
-    the id drawn for them, known once the block is left (None: not written ahead), and
-    `benchmark_pk` one drawn for the run's benchmark, should it be a new one (`_new_benchmark`
-    then writes both in one statement). `sent_before`: what the block's `before` returned."""
-
-    run_pk: int | None = None
-    benchmark_pk: int | None = None
-    sent_before: object = None
-    written: int | None = None  # how many rows the statement wrote
-    _answer: Callable[[], tuple[int, int, int]] | None = None
-
-    def read(self) -> "RowsAhead":
-        """The drawn ids, read now (still inside the block: once the pipeline's answers are in,
-        nothing is waited for)."""
-        if self._answer is not None:
-            self.run_pk, self.benchmark_pk, self.written = self._answer()
-            self._answer = None
-        return self
-
-
-@contextmanager
-def rows_written_ahead(
-    rows_jsonb: str | None,
-    *,
-    rows_sql: str = ROWS_ARRAY,
-    before: Callable[[], object] | None = None,
-):
-    """Inside the ingest transaction, on PostgreSQL, for rows jsonb takes as they are: write the
-    per-case rows first, under a run id drawn from the runs' sequence, while the block runs (the
-    statement is sent at once and its answer read when the block is left: psycopg's pipeline
-    mode). The block's own work (the schema's check, scoring, scanning) then overlaps the
-    biggest write of a commit; `commit_run(…, rows_ahead=…)` writes the run under that id. Their
-    foreign key is deferred (checked once the run is in: `rows_checked_meanwhile`), so the rows
-    may come first. Elsewhere nothing is written ahead.
-
-    `rows_sql`: where the server finds the rows' jsonb array, given `rows_jsonb` as its one
-    parameter (by default: the array's text). `before`: sent first in the same pipeline (its
-    answer is read before the rows' own); what it returns is kept as `sent_before`."""
-    ahead = RowsAhead()
-    if rows_jsonb is None or connection.vendor != "postgresql":
-        yield ahead
-        return
-    with sqlrows.bound_cursor() as cursor, connection.wrap_database_errors:
-        with connection.connection.pipeline():
-            if before is not None:
-                ahead.sent_before = before()
-            cursor.execute(_rows_ahead_sql(rows_sql), (list(Result.ROW_FIELDS), rows_jsonb))
-            ahead._answer = cursor.fetchone
-            yield ahead
-            ahead.read()
-
-
-@cache
-def _rows_ahead_sql(rows_sql: str = ROWS_ARRAY) -> str:
-    """The rows under a run id drawn for them, returning the id, one drawn for a benchmark and
-    how many rows were written (written once)."""
-    runs, benchmarks = Run._meta.db_table, Benchmark._meta.db_table
-    results = RESULTS_SELECT_SQL.format(run="drawn.id", runs="drawn, ", rows=rows_sql)
-    return (
-        f"WITH drawn AS (SELECT nextval(pg_get_serial_sequence('{runs}', 'id')) AS id, "
-        f"nextval(pg_get_serial_sequence('{benchmarks}', 'id')) AS benchmark_id), "
-        f"results AS (INSERT INTO {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}){results} "
-        "RETURNING 1) SELECT id, benchmark_id, (SELECT count(*) FROM results) FROM drawn"
-    )
-
-
-@contextmanager
-def rows_checked_meanwhile():
-    """Inside the commit's transaction once the run is written, on PostgreSQL: the foreign key of
-    its per-case rows is checked by the database while the block runs (pipeline mode; the block
-    then reads an answer only when it needs one), not at the commit, which then only flushes.
-    The constraint is deferred again after, as the next commit of the transaction expects (rows
-    written ahead of their run). Elsewhere the check stays at the commit."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    name = connection.ops.quote_name(_results_run_constraint())
-    # Inside a pipeline already (a quick final's, `rows_written_ahead`), its end reads the
-    # answers: a pipeline of its own would wait for them once more.
-    nested = bool(connection.connection.pgconn.pipeline_status)
-    with sqlrows.bound_cursor() as cursor, connection.wrap_database_errors:
-        with nullcontext() if nested else connection.connection.pipeline():
-            cursor.execute(f"SET CONSTRAINTS {name} IMMEDIATE")
-            yield
-            cursor.execute(f"SET CONSTRAINTS {name} DEFERRED")
-
-
-@cache
-def _results_run_constraint() -> str:
-    """The name of the per-case rows' foreign key to their run (named by the migration)."""
-    with connection.cursor() as cursor:
-        constraints = connection.introspection.get_constraints(cursor, Result._meta.db_table)
-    [name] = [
-        name
-        for name, constraint in constraints.items()
-        if constraint["foreign_key"] == (Run._meta.db_table, "id")
-    ]
-    return name
-
-
-def _insert_run(run: Run, pk: int) -> Run:
-    """The run under the id its rows were written with, read back as stored (PostgreSQL)."""
-    run_insert, params = sqlrows.insert(run, returning_row=True, with_pk=pk)
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(run_insert, params)
-        stored = sqlrows.take(Run, cursor.fetchone())
-    sqlrows.saved_as(run, stored.pk)
-    return stored
-
-
-def rows_jsonb_text(rows: list[dict], known: str | None = None) -> str | None:
-    """On PostgreSQL, the rows' text for their one-statement write (`_rows_jsonb_text`); None
-    elsewhere or without rows."""
-    if connection.vendor != "postgresql" or not rows:
-        return None
-    return _rows_jsonb_text(rows, known)
-
-
-def _rows_jsonb_text(rows: list[dict], known: str | None = None) -> str | None:
-    """The rows as JSON text jsonb takes as it is, or None (NaN, an infinity, a NUL). `known`:
-    the rows' JSON text already made; used as it is when it spells no NaN or infinity at all."""
-    if known is not None and "NaN" not in known and "Infinity" not in known:
-        text = known
-    else:
-        try:
-            text = json.dumps(rows, allow_nan=False)
-        except ValueError:  # NaN or an infinity
-            return None
-    return None if "\\u0000" in text else text
-
-
-def _insert_results(run: Run, rows: list[dict]) -> None:
-    """Every per-case row in one bulk write. On PostgreSQL one statement over the rows' JSON;
-    rows jsonb cannot take as they are (NUL, NaN) go through COPY, each value made storable.
-    bulk_create elsewhere."""
-    if connection.vendor != "postgresql":
-        Result.objects.bulk_create(
-            [_result_of(run, position, row) for position, row in enumerate(rows)], batch_size=500
-        )
-        return
-    if not rows:
-        return
-    text = _rows_jsonb_text(rows)
-    if text is not None:
-        with connection.cursor() as cursor:
-            cursor.execute(INSERT_RESULTS_SQL, [run.pk, list(Result.ROW_FIELDS), text])
-        return
-    _copy_results(run, rows)
-
-
-def _copy_results(run: Run, rows: list[dict]) -> None:
-    """COPY, each JSON value serialised and made storable on its own."""
-    statement = f"COPY {Result._meta.db_table} ({', '.join(RESULT_COLUMNS)}) FROM STDIN"
-    # The raw psycopg cursor: its errors are turned into Django's like any query's.
-    with (
-        connection.cursor() as cursor,
-        connection.wrap_database_errors,
-        cursor.cursor.copy(statement) as copy,
-    ):
-        for position, row in enumerate(rows):
-            tier = row.get("tier")
-            copy.write_row(
-                (
-                    run.pk,
-                    position,
-                    storable(row["case_id"]),
-                    storable(row.get("category") or ""),
-                    tier if isinstance(tier, int) else None,
-                    storable(row["status"]),
-                    row.get("score"),
-                    row.get("creativity"),
-                    (row.get("raw_output") or "").encode("utf-8"),
-                    _jsonb_text(row.get("evidence")),
-                    _jsonb_text(row.get("speed")),
-                    _jsonb_text({k: v for k, v in row.items() if k not in Result.ROW_FIELDS}),
-                )
-            )
-
-
-def _jsonb_text(value) -> str | None:
-    """JSON text PostgreSQL's jsonb accepts; the storable copy is made only when needed."""
-    if value is None:
-        return None
-    try:
-        text = json.dumps(value, allow_nan=False)
-    except ValueError:  # NaN or an infinity
-        return json.dumps(storable(value))
-    return json.dumps(storable(value)) if "\\u0000" in text else text
+# Per-case rows per INSERT: SQLite takes at most 32,766 parameters (12 columns a row).
+RESULTS_BATCH = 1000
 
 
 def _result_of(run: Run, position: int, row: dict) -> Result:
@@ -784,57 +509,93 @@ def _group_of(run: Run) -> str:
     return run.job_group or f"run:{run.run_id}"  # a bundle without job_group stands alone
 
 
-def look_up_benchmark(
-    prepared: PreparedRun, *, committed_at: datetime
-) -> "Callable[[], _BenchmarkLookup]":
-    """What attaching the run to its benchmark needs to know (`_BenchmarkLookup`), sent at once
-    inside the commit's transaction; in a pipeline (`rows_written_ahead`) its answer is read
-    only when asked, by `commit_run(…, found=…)`."""
-    run = prepared.run
-    run.committed_at = committed_at
-    group = _group_of(run)
-    canonical = model_canonical_id(prepared.model_name, prepared.hf_repo)
-    public_id = _public_id(run.key_fingerprint, group)
-    return _BenchmarkLookup.send(
-        run, group, canonical, prepared.spec.slug, _identity(prepared), public_id
-    )
-
-
 def _benchmark_for(
-    run: Run,
-    prepared: PreparedRun,
-    identity: BenchmarkIdentity,
-    found: "_BenchmarkLookup",
-    ahead: "RowsAhead | None" = None,
-) -> tuple[Benchmark, bool, Run | None]:
+    run: Run, prepared: PreparedRun, identity: BenchmarkIdentity
+) -> tuple[Benchmark, bool]:
     """The benchmark of the run's (key, job_group) holding its weight set and recipe, locked for
     this transaction so concurrent commits of one job rewrite its summary one after the other,
     and whether this transaction inserted it with its summary. A run of the same group with
-    other weights or another recipe starts its own benchmark. With `ahead` (the run's rows
-    written already), a new benchmark is written with the run itself: the run as stored is
-    returned then (None otherwise: the caller writes it)."""
+    other weights or another recipe starts its own benchmark; a job that names its group
+    resumes the latest benchmark of the same key, model, hardware, weights and recipe within
+    RESUME_WINDOW that holds no run of this kind yet (docs/trust-and-ranking.md §Benchmarks)."""
     group = _group_of(run)
-    if found.existing_id is not None:
-        return _locked_benchmark(found.existing_id), False, None
-    if found.resumed_id is not None:
-        _link_group(run.key_fingerprint, group, Benchmark(pk=found.resumed_id))
-        return _locked_benchmark(found.resumed_id), False, None
-    bench_model = found.model or model_for(
+    canonical = model_canonical_id(prepared.model_name, prepared.hf_repo)
+    same_identity = {"weight_set": identity.weight_set, "recipe_id": identity.recipe_id}
+    # Found from what names it narrowly: the key's job group (its few links), or the key, model
+    # and class (benchmark_resume_lookup); never from the recipe or the weight set alone, which
+    # thousands of benchmarks may share.
+    existing = (
+        _group_benchmarks(run.key_fingerprint, group, same_identity)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if existing is not None:
+        return _locked_benchmark(existing), False
+    resumed = _resumed_benchmark(run, canonical, prepared.spec.slug, same_identity)
+    if resumed is not None:
+        _link_group(run.key_fingerprint, group, Benchmark(pk=resumed))
+        return _locked_benchmark(resumed), False
+    bench_model = model_for(
         prepared.model_name, prepared.hf_repo, frontier=run.target_class == "remote_api"
     )
-    hardware_class = found.hardware_class or hardware_class_for(prepared.spec)
+    hardware_class = hardware_class_for(prepared.spec)
     # The recipe's row, created on first sight (docs/recipes.md).
-    recipe = found.recipe or recipe_of(prepared.recipe, seen_at=run.committed_at)
-    run.flagged = found.run_flagged
-    benchmark, created, stored = _new_benchmark(
-        run, group, bench_model, hardware_class, recipe, identity, found.benchmark_flagged, ahead
+    recipe = recipe_of(prepared.recipe, seen_at=run.committed_at)
+    run.flagged = ModerationFlag.objects.filter(
+        target=FlagTarget.RUN, target_id=run.run_id
+    ).exists()
+    flagged = ModerationFlag.objects.filter(
+        target=FlagTarget.BENCHMARK, target_id=_public_id(run.key_fingerprint, group)
+    ).exists()
+    benchmark, created = _new_benchmark(
+        run, group, bench_model, hardware_class, recipe, identity, flagged
     )
     if created:
         # Inserted (and linked to the group) by this transaction with its summary: no other
         # sees it before the commit, so it needs no lock.
-        return benchmark, True, stored
+        return benchmark, True
     _link_group(run.key_fingerprint, group, benchmark)
-    return _locked_benchmark(benchmark.pk), False, stored
+    return _locked_benchmark(benchmark.pk), False
+
+
+def _resumed_benchmark(run: Run, canonical: str, slug: str, same_identity: dict) -> int | None:
+    """The benchmark a job that names its group continues, if any."""
+    if not run.job_group:  # a lone bundle stands alone
+        return None
+    since = run.committed_at - RESUME_WINDOW
+    candidate = (
+        _resume_candidates(run.key_fingerprint, canonical, slug, same_identity, since)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if candidate is None:
+        return None
+    holds_this_kind = Run.objects.filter(
+        benchmark_id=candidate, board=run.board, suite_id=run.suite_id, harness=run.harness
+    ).exists()
+    return None if holds_this_kind else candidate
+
+
+def _group_benchmarks(key_fingerprint: str, group: str, same_identity: dict):
+    """The benchmarks of the key's job group with this weight set and recipe, latest first."""
+    linked = BenchmarkGroup.objects.filter(key_fingerprint=key_fingerprint, job_group=group)
+    return Benchmark.objects.filter(pk__in=linked.values("benchmark_id"), **same_identity).order_by(
+        "-created_at", "-pk"
+    )
+
+
+def _resume_candidates(
+    key_fingerprint: str, canonical: str, slug: str, same_identity: dict, since: datetime
+):
+    """The key's benchmarks of this model, class, weight set and recipe since `since`, latest
+    first."""
+    return Benchmark.objects.filter(
+        key_fingerprint=key_fingerprint,
+        model__canonical_id=canonical,
+        hardware_class__slug=slug,
+        created_at__gte=since,
+        **same_identity,
+    ).order_by("-created_at")
 
 
 def _public_id(key_fingerprint: str, group: str, *identity: str) -> str:
@@ -843,148 +604,14 @@ def _public_id(key_fingerprint: str, group: str, *identity: str) -> str:
     return hashlib.sha256(":".join((key_fingerprint, group, *identity)).encode()).hexdigest()[:12]
 
 
-@dataclass
-class _BenchmarkLookup:
-    """What attaching a run needs to know, read in one statement (SQL written once: the ORM's
-    compilation of these lookups cost more than the queries): the model and hardware class as
-    stored (None when new), the benchmark of the key's job group with this identity, and the
-    benchmark a resumed job continues (docs/trust-and-ranking.md §Benchmarks)."""
-
-    model: BenchModel | None
-    hardware_class: HardwareClass | None
-    recipe: Recipe | None
-    existing_id: int | None
-    resumed_id: int | None
-    benchmark_flagged: bool  # the job's first public id carries a moderator's flag
-    run_flagged: bool
-
-    @classmethod
-    def send(
-        cls,
-        run: Run,
-        group: str,
-        canonical: str,
-        slug: str,
-        identity: BenchmarkIdentity,
-        public_id: str,
-    ) -> "Callable[[], _BenchmarkLookup]":
-        recipe_known = identity.recipe_id is not None
-        suite_known = run.suite_id is not None
-        recipe = [identity.recipe_id] if recipe_known else []
-        # Only a job that names its group can resume another (a lone bundle stands alone).
-        since = run.committed_at - RESUME_WINDOW if run.job_group else None
-        candidate = [
-            run.key_fingerprint,
-            canonical,
-            slug,
-            identity.weight_set,
-            *recipe,
-            connection.ops.adapt_datetimefield_value(since),
-        ]
-        params = [
-            run.key_fingerprint,
-            group,
-            identity.weight_set,
-            *recipe,
-            *candidate,
-            *candidate,
-            run.board,
-            *([run.suite_id] if suite_known else []),
-            run.harness,
-            str(FlagTarget.BENCHMARK),
-            public_id,
-            str(FlagTarget.RUN),
-            run.run_id,
-            canonical,
-            slug,
-            identity.recipe_id or "",
-        ]
-        cursor = sqlrows.bound_cursor()
-        cursor.execute(_lookup_sql(recipe_known, suite_known), params)
-
-        def answer() -> _BenchmarkLookup:
-            with cursor:
-                row = cursor.fetchone()
-            class_at = 5 + sqlrows.width(BenchModel)
-            recipe_at = class_at + sqlrows.width(HardwareClass)
-            return cls(
-                model=sqlrows.take(BenchModel, row, 5),
-                hardware_class=sqlrows.take(HardwareClass, row, class_at),
-                recipe=sqlrows.take(Recipe, row, recipe_at),
-                existing_id=row[0],
-                resumed_id=row[1] if row[1] is not None and not row[2] else None,
-                benchmark_flagged=bool(row[3]),
-                run_flagged=bool(row[4]),
-            )
-
-        return answer
-
-
-@cache
-def _lookup_sql(recipe_known: bool, suite_known: bool) -> str:
-    recipe = "b.recipe_id = %s" if recipe_known else "b.recipe_id IS NULL"
-    suite = "r.suite_id = %s" if suite_known else "r.suite_id IS NULL"
-    benchmarks, runs = Benchmark._meta.db_table, Run._meta.db_table
-    models, classes = BenchModel._meta.db_table, HardwareClass._meta.db_table
-    flags = ModerationFlag._meta.db_table
-    # The latest benchmark of the same key, model, hardware, weights and recipe in the window.
-    candidate = (
-        f"SELECT b.id FROM {benchmarks} b WHERE b.key_fingerprint = %s "
-        f"AND b.model_id = (SELECT id FROM {models} WHERE canonical_id = %s) "
-        f"AND b.hardware_class_id = (SELECT id FROM {classes} WHERE slug = %s) "
-        f"AND b.weight_set = %s AND {recipe} AND b.created_at >= %s "
-        "ORDER BY b.created_at DESC LIMIT 1"
-    )
-    # Each benchmark is found from what names it narrowly: the key's job group (its few
-    # links, read first), or the key, model and class (benchmark_resume_lookup); never
-    # from the recipe or the weight set, which thousands of benchmarks may share.
-    return (
-        "SELECT "
-        f"(WITH linked AS MATERIALIZED (SELECT g.benchmark_id FROM "
-        f"{BenchmarkGroup._meta.db_table} g WHERE g.key_fingerprint = %s AND g.job_group = %s) "
-        f"SELECT b.id FROM linked JOIN {benchmarks} b ON b.id = linked.benchmark_id "
-        f"WHERE b.weight_set = %s AND {recipe} ORDER BY b.created_at DESC, b.id DESC LIMIT 1), "
-        f"({candidate}), "
-        # Whether that candidate already holds this kind of run: then it is not resumed.
-        f"EXISTS (SELECT 1 FROM {runs} r WHERE r.benchmark_id = ({candidate}) "
-        f"AND r.board = %s AND {suite} AND r.harness = %s), "
-        f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
-        f"EXISTS (SELECT 1 FROM {flags} WHERE target = %s AND target_id = %s), "
-        f"{sqlrows.columns(BenchModel, 'm')}, {sqlrows.columns(HardwareClass, 'c')}, "
-        f"{sqlrows.columns(Recipe, 'rc')} "
-        f"FROM (SELECT 1 AS one) AS one LEFT JOIN {models} m ON m.canonical_id = %s "
-        f"LEFT JOIN {classes} c ON c.slug = %s "
-        f"LEFT JOIN {Recipe._meta.db_table} rc ON rc.id = %s"
-    )
-
-
-@cache
-def _locked_benchmark_sql(lock: bool) -> str:
-    return (
-        f"SELECT {sqlrows.columns(Benchmark, 'b')}, {sqlrows.columns(BenchModel, 'm')}, "
-        f"{sqlrows.columns(HardwareClass, 'c')}, {sqlrows.columns(Recipe, 'r')} "
-        f"FROM {Benchmark._meta.db_table} b "
-        f"JOIN {BenchModel._meta.db_table} m ON m.id = b.model_id "
-        f"JOIN {HardwareClass._meta.db_table} c ON c.id = b.hardware_class_id "
-        f"LEFT JOIN {Recipe._meta.db_table} r ON r.id = b.recipe_id WHERE b.id = %s"
-        + (" FOR UPDATE OF b" if lock else "")
-    )
-
-
 def _locked_benchmark(benchmark_id: int) -> Benchmark:
     """The benchmark with what its summary reads (model, class, recipe), its row alone locked
-    until the transaction ends (SQL written once)."""
-    sql = _locked_benchmark_sql(connection.features.has_select_for_update_of)
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(sql, [benchmark_id])
-        row = cursor.fetchone()
-    benchmark = sqlrows.take(Benchmark, row)
-    at = sqlrows.width(Benchmark)
-    benchmark.model = sqlrows.take(BenchModel, row, at)
-    at += sqlrows.width(BenchModel)
-    benchmark.hardware_class = sqlrows.take(HardwareClass, row, at)
-    benchmark.recipe = sqlrows.take(Recipe, row, at + sqlrows.width(HardwareClass))
-    return benchmark
+    until the transaction ends."""
+    return (
+        Benchmark.objects.select_related("model", "hardware_class", "recipe")
+        .select_for_update(of=("self",))
+        .get(pk=benchmark_id)
+    )
 
 
 def _new_benchmark(
@@ -995,18 +622,12 @@ def _new_benchmark(
     recipe: Recipe | None,
     identity: BenchmarkIdentity,
     flagged: bool,
-    ahead: "RowsAhead | None" = None,
-) -> tuple[Benchmark, bool, Run | None]:
+) -> tuple[Benchmark, bool]:
     """A new benchmark of the run, inserted with its summary of that one run (`flagged`: a
     moderator's flag on its first public id), and whether this call inserted it: when its
     public id is taken by a benchmark of the same key and identity (a concurrent commit of this
     job), that one, unlocked and unsummarised. The second public id (a second weight set or
-    recipe within the group) is summarised once inserted.
-
-    With `ahead`, the first INSERT writes the run too, under the ids drawn with its rows (one
-    statement): the run as stored is returned, pointed at the benchmark it ends up in (its
-    foreign key is checked at the commit). Otherwise None: the caller writes the run."""
-    stored = None
+    recipe within the group) is summarised once inserted."""
     for seed in ((), (identity.weight_set, identity.recipe_id or "")):
         public_id = _public_id(run.key_fingerprint, group, *seed)
         created = Benchmark(
@@ -1022,64 +643,19 @@ def _new_benchmark(
         )
         if not seed:
             _summarise(created, [run])
-        if ahead is not None and not seed:
-            inserted, stored = _insert_with_run(created, group, run, ahead)
-        else:
-            inserted = _insert_unless_taken(created, job_group=group)
-        if inserted:
+        if _insert_unless_taken(created, job_group=group):
             if seed:
                 refresh_benchmark(created.pk, locked=created, runs=[run])
-            return created, True, _pointed_at(stored, created)
+            return created, True
         taken = Benchmark.objects.get(public_id=public_id)
         if taken.key_fingerprint == run.key_fingerprint and identity.matches(taken):
             # A concurrent commit of this job created it first.
-            return taken, False, _pointed_at(stored, taken)
+            return taken, False
     raise IntegrityError(f"no free public id for {run.key_fingerprint}:{group}")
 
 
-def _insert_with_run(
-    benchmark: Benchmark, group: str, run: Run, ahead: "RowsAhead"
-) -> tuple[bool, Run]:
-    """`_insert_unless_taken` of a new benchmark under the id drawn for it, with the run's
-    INSERT pointing at that id in the same statement (PostgreSQL). Whether the benchmark was
-    inserted, and the run as stored (pointing at the drawn id even when it was not)."""
-    sql, params = sqlrows.insert(benchmark, ignore_conflicts=True, with_pk=ahead.benchmark_pk)
-    run.benchmark = benchmark
-    run_sql, run_params = sqlrows.insert(run, returning_row=True, with_pk=ahead.run_pk)
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(
-            _benchmark_and_run_sql(sql, run_sql),
-            (*params, benchmark.key_fingerprint, group, *run_params),
-        )
-        row = cursor.fetchone()
-    stored = sqlrows.take(Run, row, 1)
-    sqlrows.saved_as(run, stored.pk)
-    if row[0] is None:
-        return False, stored
-    sqlrows.saved_as(benchmark, row[0])
-    return True, stored
-
-
-@cache
-def _benchmark_and_run_sql(benchmark_insert: str, run_insert: str) -> str:
-    return (
-        f"WITH inserted AS ({benchmark_insert}), linked AS ("
-        f"INSERT INTO {BenchmarkGroup._meta.db_table} (key_fingerprint, job_group, benchmark_id) "
-        "SELECT %s, %s, id FROM inserted ON CONFLICT DO NOTHING), "
-        f"written AS ({run_insert}) SELECT (SELECT id FROM inserted), written.* FROM written"
-    )
-
-
-def _pointed_at(stored: Run | None, benchmark: Benchmark) -> Run | None:
-    """The run written with a benchmark that was not inserted, pointed at the one it joins."""
-    if stored is not None and stored.benchmark_id != benchmark.pk:
-        Run.objects.filter(pk=stored.pk).update(benchmark=benchmark)
-        stored.benchmark = benchmark
-    return stored
-
-
 def _link_group(key_fingerprint: str, job_group: str, benchmark: Benchmark) -> None:
-    # One statement, no savepoint: a concurrent commit of this job may have linked it first.
+    # A concurrent commit of this job may have linked it first.
     BenchmarkGroup.objects.bulk_create(
         [BenchmarkGroup(key_fingerprint=key_fingerprint, job_group=job_group, benchmark=benchmark)],
         ignore_conflicts=True,
@@ -1087,26 +663,16 @@ def _link_group(key_fingerprint: str, job_group: str, benchmark: Benchmark) -> N
 
 
 def _insert_unless_taken(benchmark: Benchmark, *, job_group: str) -> bool:
-    """INSERT … ON CONFLICT DO NOTHING RETURNING id: no savepoint (the transaction goes on when
-    the public id is taken), and on PostgreSQL the link to the key's job group in the same
-    statement. Whether it inserted; if so, `benchmark` is the saved row, linked."""
-    sql, params = sqlrows.insert(benchmark, ignore_conflicts=True)
-    linked = connection.vendor == "postgresql"
-    if linked:
-        sql = (
-            f"WITH inserted AS ({sql}), linked AS ("
-            f"INSERT INTO {BenchmarkGroup._meta.db_table} (key_fingerprint, job_group, benchmark_id) "
-            "SELECT %s, %s, id FROM inserted ON CONFLICT DO NOTHING) SELECT id FROM inserted"
-        )
-        params = (*params, benchmark.key_fingerprint, job_group)
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(sql, params)
-        inserted = cursor.fetchone()
-    if inserted is None:
+    """Insert the benchmark and link it to the key's job group, unless its public id is taken
+    (the only unique column of a benchmark: a savepoint keeps the transaction going then).
+    Whether it inserted."""
+    try:
+        with transaction.atomic():
+            benchmark.save(force_insert=True)
+    except IntegrityError:
+        benchmark.pk = None
         return False
-    sqlrows.saved_as(benchmark, inserted[0])
-    if not linked:
-        _link_group(benchmark.key_fingerprint, job_group, benchmark)
+    _link_group(benchmark.key_fingerprint, job_group, benchmark)
     return True
 
 
@@ -1506,26 +1072,68 @@ def read_models_deferred():
 
 def read_models_changed(*, hardware_class_id: int | None, model_id: int | None) -> None:
     """What a page or an API answer shows changed in (class, model): once the transaction
-    commits, bump the generation at once (raw answers are fresh now) and queue the recompute of
-    the affected read models (which bumps it again when they are rewritten)."""
+    commits, the generation moves once (raw answers are fresh now) and one recompute of the
+    affected read models is queued per (class, model), however often a transaction says so
+    (the recompute moves the generation again once the read models are rewritten). Neither can
+    fail the transaction's answer: it committed already (`_after_commit`)."""
     if getattr(_deferred, "active", False):
         return
-    from board import tasks
-
-    transaction.on_commit(bump_generation)
+    changed = _changes_of_transaction()
     if hardware_class_id is not None or model_id is not None:
-        transaction.on_commit(
-            partial(publish_after_answer, tasks.recompute_read_models, hardware_class_id, model_id)
-        )
+        changed.add((hardware_class_id, model_id))
+
+
+class _Changes(set):
+    """The (class, model) pairs one transaction changed, published once it commits."""
+
+    def publish(self) -> None:
+        _after_commit(bump_generation)
+        recompute = _recompute_task()
+        for hardware_class_id, model_id in sorted(self, key=str):
+            _after_commit(partial(publish_after_answer, recompute, hardware_class_id, model_id))
+
+
+RECOMPUTE_TASK = "board.tasks.recompute_read_models"
+
+
+def _recompute_task():
+    """The recompute task, by name from Celery's registry (board/tasks.py imports this module,
+    never the other way round); the app's task modules are imported first when no one has yet
+    (a web process)."""
+    if RECOMPUTE_TASK not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks[RECOMPUTE_TASK]
+
+
+def _changes_of_transaction() -> _Changes:
+    """The changes the current transaction has collected so far, published once it commits (a
+    new set, registered with its commit, when it has none yet: after a commit or a rollback the
+    connection's hooks are cleared, and so is the set with them)."""
+    conn = transaction.get_connection()
+    for _savepoints, hook, _robust in conn.run_on_commit:
+        if isinstance(getattr(hook, "__self__", None), _Changes):
+            return hook.__self__
+    changes = _Changes()
+    transaction.on_commit(changes.publish, robust=True)
+    return changes
+
+
+def _after_commit(work) -> None:
+    """Work that follows a commit: a failure (the cache or the broker unreachable) is logged,
+    never raised into the committed request's answer. A generation move lost that way is made
+    good by the next one (the recompute's own, or the next commit's); a recompute lost that way
+    by the next commit in that class (`manage.py rebuild_board` rewrites them all); a weight
+    check by the beat's sweep (docs/operations.md §Background work)."""
+    try:
+        work()
+    except Exception:
+        logger.exception("work after a commit failed (the commit stands): %r", work)
 
 
 def bump_generation() -> None:
     """A new generation number (in the database, and in the shared cache when there is one):
     every answer cached under the old one is stale."""
-    table = BoardGeneration._meta.db_table
-    # The commit it follows is flushed already.
-    updated = run_unflushed(f"UPDATE {table} SET number = number + 1 WHERE id = 1", returning="id")
-    if not updated:
+    if not BoardGeneration.objects.filter(pk=1).update(number=F("number") + 1):
         BoardGeneration.objects.get_or_create(pk=1, defaults={"number": fresh_generation()})
     advance_shared_generation()
 
@@ -1546,7 +1154,7 @@ def recompute_read_models(*, hardware_class_id: int | None, model_id: int | None
         locked = HardwareClass.objects.select_for_update().filter(pk__in=class_ids).order_by("pk")
         for hardware_class in locked:
             _recompute_class(hardware_class, None if model_id is None else {model_id})
-        transaction.on_commit(bump_generation)
+        transaction.on_commit(partial(_after_commit, bump_generation))
 
 
 def recompute_all_read_models() -> None:
@@ -1554,7 +1162,7 @@ def recompute_all_read_models() -> None:
     with transaction.atomic():
         for hardware_class in HardwareClass.objects.select_for_update().order_by("pk"):
             _recompute_class(hardware_class, None)
-        transaction.on_commit(bump_generation)
+        transaction.on_commit(partial(_after_commit, bump_generation))
 
 
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)  # order of a benchmark without runs: never replayed

@@ -16,23 +16,19 @@ import secrets
 import string
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache, partial
+from functools import partial
 from typing import NoReturn
 
 from django.conf import settings
 from django.db import (
-    DatabaseError,
     DataError,
     IntegrityError,
-    OperationalError,
-    connection,
     transaction,
 )
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from anchor import services as anchor_services
@@ -41,10 +37,8 @@ from board import selectors as board_selectors
 from board import services as board_services
 from board.jsonsafe import storable
 from board.models import Run, Verification
-from config import sqlrows
 from config.after_answer import publish_after_answer
 from config.api_errors import Reason
-from config.durability import insert_unflushed, run_unflushed
 from recipes.secret_scan import json_may_hold_token
 from submissions import tasks
 from submissions.blobstore import blob_store
@@ -56,7 +50,6 @@ from submissions.models import (
     DeviceKey,
     ForgeryEvent,
     IngestLogEntry,
-    IngestRoute,
     KeyAuditEntry,
     KeyStatus,
     QuarantinedBundle,
@@ -123,7 +116,6 @@ class Outcome:
     key_fingerprint: str = ""
     bundle_sha256: str = ""
     note: str = ""
-    logged: bool = False  # its ingest-log row is written already (with the commit it answers)
 
 
 class Refusal(Exception):
@@ -160,17 +152,26 @@ def _token_hash(token: str) -> str:
 
 
 def check_rate_limit(scope: str, limit: int) -> None:
-    """Count this request in the current window with one atomic upsert; refuse past `limit`."""
+    """Count this request in the current window; refuse past `limit`."""
     window_start, now = _rate_window()
-    table = RateCounter._meta.db_table
-    # A count lost in a database crash costs nothing.
-    (count,) = run_unflushed(
-        f"INSERT INTO {table} (scope, window_start, count) VALUES (%s, %s, 1) "
-        f"ON CONFLICT (scope, window_start) DO UPDATE SET count = {table}.count + 1",
-        [scope, window_start],
-        returning="count",
-    )
-    _refuse_past_limit(scope, count, limit, window_start, now)
+    _refuse_past_limit(scope, _counted(scope, window_start), limit, window_start, now)
+
+
+def _counted(scope: str, window_start: int) -> int:
+    """This request counted in its window, and the window's count: an increment of the window's
+    row (whose lock, held to the end of this transaction, orders concurrent counts: each reads
+    its own), or the row itself when this is the window's first request (a concurrent first
+    request that created it meanwhile makes the create fail: the increment is made then)."""
+    counter = RateCounter.objects.filter(scope=scope, window_start=window_start)
+    with transaction.atomic():
+        if not counter.update(count=F("count") + 1):
+            try:
+                with transaction.atomic():
+                    RateCounter.objects.create(scope=scope, window_start=window_start, count=1)
+                return 1
+            except IntegrityError:
+                counter.update(count=F("count") + 1)
+        return counter.values_list("count", flat=True).get()
 
 
 def _rate_window() -> tuple[int, float]:
@@ -196,51 +197,49 @@ def _refuse_past_limit(scope: str, count: int, limit: int, window_start: int, no
 # --- evidence, forgery, revocation -------------------------------------------------------------
 
 
-def store_evidence_row(body: ReceivedBody, digest: str) -> None:
-    """The index row of a body already in the blob store. Idempotent by content: a row already
-    there (inline or not) is left as it is. Unflushed: the commit of whatever refers to this row
-    flushes it (config/durability.py)."""
-    run_unflushed(
-        f"INSERT INTO {RawBundle._meta.db_table} (sha256, size, stored_at) VALUES (%s, %s, %s) "
-        "ON CONFLICT (sha256) DO NOTHING",
-        [digest, len(body), connection.ops.adapt_datetimefield_value(timezone.now())],
+def store_evidence_row(digest: str, size: int, content: bytes | None = None) -> None:
+    """The index row of a body (`content`: a small body's bytes, kept in the row; else the body
+    is in the blob store already). Idempotent by content: a row already there (inline or not) is
+    left as it is."""
+    RawBundle.objects.bulk_create(
+        [RawBundle(sha256=digest, size=size, content=content)], ignore_conflicts=True
     )
 
 
-_pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
-_pools_lock = threading.Lock()
-# A body up to this size may stay in memory while the bundle is checked and scored (its write
-# overlaps all of that); a bigger one is stored, and let go, once the secret scan is done: its
+_writers: tuple[int, ThreadPoolExecutor] | None = None
+_writers_lock = threading.Lock()
+# A body up to this size may stay in memory while the bundle is checked (its write to the blob
+# store overlaps that); a bigger one is stored, and let go, once the secret scan is done: its
 # bytes next to the bundle's canonical copy would raise the worker's peak by the body's size
 # (docs/protocol.md §Ingest cost).
 HELD_WHILE_WRITTEN_BYTES = 8 * 1024 * 1024
 
 
-def _threads(name: str) -> ThreadPoolExecutor:
-    """This process's threads of one kind: blob writes ("evidence"), signature checks
-    ("signature"). Made after a fork, never inherited from it."""
-    with _pools_lock:
-        pool = _pools.get(name)
-        if pool is None or pool[0] != os.getpid():
-            pool = _pools[name] = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix=name))
-        return pool[1]
+def _evidence_writers() -> ThreadPoolExecutor:
+    """This process's threads that write bodies to the blob store. Made after a fork, never
+    inherited from it."""
+    global _writers
+    with _writers_lock:
+        if _writers is None or _writers[0] != os.getpid():
+            _writers = (os.getpid(), ThreadPoolExecutor(4, thread_name_prefix="evidence"))
+        return _writers[1]
 
 
 class _Evidence:
     """A results body on its way to being stored. A body of at most AEON_INLINE_EVIDENCE_BYTES
     goes into its RawBundle row (no thread, no file); a bigger one goes to the blob store, whose
-    write (and disk flush) runs while the request checks the parsed bundle, which no longer reads
-    the bytes. `stored()` writes the row (after waiting for the blob write): called before
-    anything refers to the body (a quarantine, a checkpoint, a commit) and before any answer, so
-    evidence still comes before anything derived from it (docs/protocol.md §Evidence and the
-    ingest log)."""
+    write (and disk flush) runs on another thread while the request checks the parsed bundle,
+    which no longer reads the bytes. `stored()` writes the row (after waiting for the blob
+    write): called before anything refers to the body (a quarantine, a checkpoint, a commit) and
+    before any answer, outside the commit's transaction, so evidence comes before anything
+    derived from it (docs/protocol.md §Evidence and the ingest log)."""
 
     def __init__(self, body: ReceivedBody):
         self.body, self.digest = body, body.sha256
         self.inline = 0 < body.size <= settings.AEON_INLINE_EVIDENCE_BYTES
         self._write = None
         if not self.inline:
-            self._write = _threads("evidence").submit(
+            self._write = _evidence_writers().submit(
                 blob_store().put, body.data, digest=self.digest
             )
             # Nothing reads the bytes after this: a big body is not held while it is worked on.
@@ -251,38 +250,12 @@ class _Evidence:
         if not self._row_written:
             if self._write is not None:
                 self._write.result()  # BlobStoreUnavailable as the write raised it
-                store_evidence_row(self.body, self.digest)
-            else:  # unflushed, idempotent by content, as the index row
-                insert_unflushed(RawBundle._meta.db_table, self.row_pending, conflict="sha256")
-            self._stored_now()
+                store_evidence_row(self.digest, self.body.size)
+            else:
+                store_evidence_row(self.digest, self.body.size, bytes(self.body.data))
+                self.body.release()
+            self._row_written = True
         return self.digest
-
-    @property
-    def row_pending(self) -> dict | None:
-        """The row of an inline body not stored yet, bytes included (written by `stored()`, or
-        by a statement that stores it with other work: `_prior`); None when there is nothing to
-        write that way."""
-        if self._row_written or not self.inline:
-            return None
-        return {
-            "sha256": self.digest,
-            "size": self.body.size,
-            "stored_at": connection.ops.adapt_datetimefield_value(timezone.now()),
-            "content": self.body.data,
-        }
-
-    def _stored_now(self, *, for_good: bool = True) -> None:
-        """The row is written; `for_good`: by a statement that commits on its own (the bytes
-        are let go), else inside a transaction that may still roll it back (`rolled_back`)."""
-        self._row_written = True
-        if self.inline and for_good:
-            self.body.release()
-
-    def rolled_back(self) -> None:
-        """The transaction that wrote the row rolled back: the next `stored()` writes it again
-        (the bytes were kept)."""
-        if self.inline and self.body.data:
-            self._row_written = False
 
 
 def revoke_key(key: DeviceKey, *, reason: str) -> bool:
@@ -495,144 +468,59 @@ def open_run(body: bytes) -> Outcome:
 # --- results -----------------------------------------------------------------------------------
 
 
+def admit_results(*, run_id: str, token: str | None, ip: str | None) -> RunSession:
+    """The session a results POST names, checked before its body is read (docs/protocol.md):
+    the request is counted against its IP's rate limit first; then an unknown run or a wrong
+    token costs the board one indexed lookup, never a body read, and is never charged to the
+    key's rate limit."""
+    check_rate_limit(f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP)
+    # NUL names no run, and PostgreSQL text cannot even be compared with it.
+    session = (
+        None
+        if "\x00" in run_id
+        else RunSession.objects.select_related("key").filter(run_id=run_id).first()
+    )
+    if session is None:
+        raise Refusal(Reason.RUN_NOT_FOUND, "no run with this id", run_id=run_id)
+    context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
+    if not token or not hmac.compare_digest(_token_hash(token), session.token_sha256):
+        raise Refusal(Reason.TOKEN_MISMATCH, "X-Aeon-Run-Token is missing or wrong", **context)
+    check_rate_limit(f"key:{session.key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)
+    return session
+
+
 @dataclass
 class _Submission:
-    session: RunSession
-    bundle: dict
-    evidence: "_Evidence"  # stored before anything refers to it
-    job_sig: str | None
-    context: dict = field(default_factory=dict)
-    # Whether its text holds no prefixed token (recipes/secret_scan.py), read when first asked.
-    model_output_clean: Callable[[], bool] = lambda: False
-    # The session's checkpointed rows as read with the duplicate check (count and joined JSON).
-    checkpointed: "_Checkpointed | None" = None
-    # The canonical JSON text of each of the bundle's rows, made with its signed bytes (None:
-    # not made).
-    row_texts: list[str] | None = None
-    # Whether `bundle` passed the schema and the board's rules (a final's check may wait until its
-    # rows are being written: `checked`).
-    is_checked: bool = True
+    """A bundle whose signature verified, for its session."""
 
-    def checked(self) -> dict:
-        """The bundle as the schema normalises it, checked once (SchemaError, BundleRuleError:
-        refused, by `_submit_checked`)."""
-        if not self.is_checked:
-            self.bundle = _validated(self.session.board, self.bundle)
-            self.is_checked = True
-        return self.bundle
+    session: RunSession
+    bundle: dict  # as the schema normalised it
+    evidence: _Evidence  # stored before anything refers to it
+    job_sig: str | None
+    context: dict
+    # Whether its text holds no prefixed token (recipes/secret_scan.py).
+    model_output_clean: bool
+    # The canonical JSON text of each of the bundle's rows, made with its signed bytes.
+    row_texts: list[str] | None
 
     @property
     def digest(self) -> str:
         return self.evidence.digest
 
 
-class _SessionMoved(Exception):
-    """The session changed between reading its checkpoint rows and claiming it."""
-
-
-def admit_results(*, run_id: str, token: str | None, ip: str | None) -> RunSession:
-    """The session a results POST names, checked before its body is read (docs/protocol.md):
-    the request is counted against its IP's rate limit first; then an unknown run or a wrong
-    token costs the board one indexed lookup, never a body read, and is never charged to the
-    key's rate limit. On PostgreSQL all of it is one statement."""
-    ip_scope, ip_limit = f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP
-    token_hash = _token_hash(token) if token else ""
-    if connection.vendor == "postgresql" and "\x00" not in run_id:
-        session, key_count, window_start, now = _admitted_and_counted(
-            run_id, token_hash, ip_scope, ip_limit
-        )
-    else:
-        check_rate_limit(ip_scope, ip_limit)
-        key_count = None
-        # NUL names no run, and PostgreSQL text cannot even be compared with it.
-        session = (
-            None
-            if "\x00" in run_id
-            else RunSession.objects.select_related("key").filter(run_id=run_id).first()
-        )
-    if session is None:
-        raise Refusal(Reason.RUN_NOT_FOUND, "no run with this id", run_id=run_id)
-    context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
-    if not token or not hmac.compare_digest(token_hash, session.token_sha256):
-        raise Refusal(Reason.TOKEN_MISMATCH, "X-Aeon-Run-Token is missing or wrong", **context)
-    scope, limit = f"key:{session.key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY
-    if key_count is None:
-        check_rate_limit(scope, limit)
-    else:
-        _refuse_past_limit(scope, key_count, limit, window_start, now)
-    return session
-
-
-# One statement (written once: the ORM's compilation of the lookup cost more than the query):
-# the IP's rate count for this window; the session with its key; and, when the token's hash
-# matches and the IP is within its limit, the key's rate count. Every part reads one snapshot.
-# Prepared on the connection (config/sqlrows.py); the counts are not flushed: set_config(…, true)
-# is SET LOCAL for this one statement's implicit transaction (config/durability.py). Inside a
-# transaction (never on the request path) the counts simply join it.
-_COUNTERS = RateCounter._meta.db_table
-_ADMIT_SQL = f"""
-WITH by_ip AS (
-    INSERT INTO {_COUNTERS} (scope, window_start, count) {{source}}
-    ON CONFLICT (scope, window_start) DO UPDATE SET count = {_COUNTERS}.count + 1
-    RETURNING count
-), by_key AS (
-    INSERT INTO {_COUNTERS} (scope, window_start, count)
-    SELECT 'key:' || k.fingerprint, %(window)s, 1
-    FROM {RunSession._meta.db_table} s JOIN {DeviceKey._meta.db_table} k ON k.id = s.key_id,
-         by_ip
-    WHERE s.run_id = %(run_id)s AND s.token_sha256 = %(token_hash)s
-      AND by_ip.count <= %(ip_limit)s
-    ON CONFLICT (scope, window_start) DO UPDATE SET count = {_COUNTERS}.count + 1
-    RETURNING count
-)
-SELECT (SELECT count FROM by_ip), {sqlrows.columns(RunSession, "s")},
-       {sqlrows.columns(DeviceKey, "k")}, (SELECT count FROM by_key)
-FROM (SELECT 1 AS one) AS one
-LEFT JOIN ({RunSession._meta.db_table} s JOIN {DeviceKey._meta.db_table} k ON k.id = s.key_id)
-    ON s.run_id = %(run_id)s
-"""
-ADMIT_SQL = {
-    False: _ADMIT_SQL.format(
-        source="SELECT %(ip_scope)s, %(window)s, 1 "
-        "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
-    ),
-    True: _ADMIT_SQL.format(source="VALUES (%(ip_scope)s, %(window)s, 1)"),
-}  # by whether a transaction is open
-
-
-def _admitted_and_counted(run_id: str, token_hash: str, ip_scope: str, ip_limit: int):
-    window_start, now = _rate_window()
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(
-            ADMIT_SQL[connection.in_atomic_block],
-            {
-                "ip_scope": ip_scope,
-                "ip_limit": ip_limit,
-                "window": window_start,
-                "run_id": run_id,
-                "token_hash": token_hash,
-            },
-        )
-        row = cursor.fetchone()
-    _refuse_past_limit(ip_scope, row[0], ip_limit, window_start, now)
-    session = sqlrows.take(RunSession, row, 1)
-    if session is not None:
-        session.key = sqlrows.take(DeviceKey, row, 1 + sqlrows.width(RunSession))
-    return session, row[-1], window_start, now
-
-
 def submit_results(
     *, session: RunSession, body: ReceivedBody, client_ip: str | None = None
 ) -> Outcome:
     """A checkpoint or final bundle for an admitted session (docs/protocol.md), checked in the
-    order the status table implies: syntax, key, signature, identity, duplicate, schema."""
-    run_id = session.run_id
-    context = {"run_id": run_id, "key_fingerprint": session.key.fingerprint}
+    order the status table implies: syntax, key, signature, identity, duplicate, schema; then a
+    checkpoint is recorded (`_record_checkpoint`) or a final committed (`_commit_final`)."""
+    context = {"run_id": session.run_id, "key_fingerprint": session.key.fingerprint}
+    big = body.size > HELD_WHILE_WRITTEN_BYTES
     data = body.data  # the bytes parsed and scanned here (a big body's write lets go of its own)
-    # A body over HELD_WHILE_WRITTEN_BYTES starts its write to the blob store before it is
-    # parsed, so that the write overlaps the parse and the secret scan; it is kept as evidence
-    # even when it does not parse. Any other body is kept from the envelope's parse on.
-    evidence = _Evidence(body) if body.size > HELD_WHILE_WRITTEN_BYTES else None
+    # A big body starts its write to the blob store before it is parsed (the write overlaps the
+    # parse and the secret scan); it is kept as evidence even when it does not parse. Any other
+    # body is kept from the envelope's parse on.
+    evidence = _Evidence(body) if big else None
     try:
         envelope_data = _parse(data)
         try:
@@ -640,43 +528,25 @@ def submit_results(
         except SchemaError as exc:
             raise Refusal(Reason.SCHEMA_INVALID, str(exc), **context) from None
         del envelope_data
-        # Every answer from here on keeps the bundle as evidence: its row (with a small body's
-        # bytes) is written before anything refers to it (`_prior`, `_Evidence.stored`), at the
-        # latest when this returns.
+        # Every answer from here on keeps the bundle as evidence (at the latest when this
+        # returns).
         evidence = evidence or _Evidence(body)
         # A final's secret scan reads its model output in one pass over the text.
-        clean = _output_clean(
-            envelope.bundle.get("final") is True, data, now=body.size > HELD_WHILE_WRITTEN_BYTES
-        )
+        clean = envelope.bundle.get("final") is True and not json_may_hold_token(data)
         del data
-        if body.size > HELD_WHILE_WRITTEN_BYTES:
+        if big:
             evidence.stored()
-        return _submit_checked(session, evidence, envelope, context, clean, client_ip)
+        return _submit_signed(session, evidence, envelope, context, clean)
     finally:
         if evidence is not None:
             evidence.stored()
 
 
-def _output_clean(final: bool, data, *, now: bool) -> Callable[[], bool]:
-    """Whether a final's text holds no prefixed token (`json_may_hold_token`): one pass over the
-    text, made at once (`now`: a big body, whose bytes are let go before it is worked on), or
-    when first asked (`_commit_final` asks while the run's rows are written)."""
-    if now:
-        clean = final and not json_may_hold_token(data)
-        return lambda: clean
-    return cache(lambda: final and not json_may_hold_token(data))
-
-
-def _submit_checked(
-    session: RunSession,
-    evidence: "_Evidence",
-    envelope,
-    context: dict,
-    model_output_clean: Callable[[], bool],
-    client_ip: str | None = None,
+def _submit_signed(
+    session: RunSession, evidence: _Evidence, envelope, context: dict, model_output_clean: bool
 ) -> Outcome:
-    run_id, bundle, digest = session.run_id, envelope.bundle, evidence.digest
-    context["bundle_sha256"] = digest
+    run_id, bundle = session.run_id, envelope.bundle
+    context["bundle_sha256"] = evidence.digest
 
     if session.key.is_revoked:
         _quarantine(session, Reason.REVOKED_KEY, "", evidence)
@@ -684,21 +554,12 @@ def _submit_checked(
             status=SessionStatus.QUARANTINED
         )
         raise Refusal(Reason.REVOKED_KEY, "this key is revoked", **context)
-    job_sig = bundle.get("job_sig")
-    # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
-    job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
-    if _rows_go_first(session, evidence, bundle):
-        answer = _final_rows_first(
-            session, evidence, envelope, context, model_output_clean, job_sig, client_ip
-        )
-        if answer is not None:
-            return answer
-    # The signature is checked while this thread reads what the board holds already for the
-    # bundle (`_prior`, one round trip); each waits for the other's answer only when it needs
-    # it, and the refusals keep their order.
-    signature = _signature_checked(session, envelope, evidence.body.size)
-    prior = _prior(session, job_sig, evidence, final=bundle.get("final") is True)
-    signed, row_texts = signature()
+    signed, row_texts = _signature_check(
+        session.key.public_key,
+        envelope.signature,
+        bundle,
+        splice=evidence.body.size <= HELD_WHILE_WRITTEN_BYTES,
+    )
     if not signed:
         _refuse_forgery(
             session,
@@ -723,28 +584,24 @@ def _submit_checked(
             evidence,
             close=True,
         )
-
-    if prior.duplicate_of is not None:
+    job_sig = bundle.get("job_sig")
+    # Only a well-formed job_sig can name a committed run (and only such text reaches a query).
+    job_sig = job_sig.lower() if isinstance(job_sig, str) and HEX_SIG.fullmatch(job_sig) else None
+    duplicate_of = job_sig and _committed_run_for(session.key_id, job_sig)
+    if duplicate_of:
         evidence.stored()
-        return _duplicate(prior.duplicate_of, context)
-    final = bundle.get("final") is True
-    submission = _Submission(
-        session,
-        bundle,
-        evidence,
-        job_sig,
-        context,
-        model_output_clean,
-        prior.checkpointed,
-        row_texts,
-        # A final whose rows can be merged as sent is checked while they are written (the
-        # check is the same, and refuses the same: nothing commits before it passes).
-        is_checked=not (final and _mergeable(bundle)),
-    )
+        return _duplicate(duplicate_of, context)
     try:
-        if submission.is_checked:
-            submission.bundle = _validated(session.board, bundle)
-        if final:
+        submission = _Submission(
+            session,
+            _validated(session.board, bundle),
+            evidence,
+            job_sig,
+            context,
+            model_output_clean,
+            row_texts,
+        )
+        if bundle.get("final") is True:
             return _commit_final(submission)
         return _record_checkpoint(submission)
     except (SchemaError, board_services.BundleRuleError) as exc:
@@ -773,35 +630,6 @@ def _validated(board: str, bundle: dict) -> dict:
     return bundle
 
 
-def _mergeable(bundle: dict) -> bool:
-    """Whether a final's rows can be merged with its checkpointed ones before the schema checks
-    them: a list of objects, each with a text case id."""
-    rows = bundle.get("results")
-    return isinstance(rows, list) and all(
-        isinstance(row, dict) and isinstance(row.get("case_id"), str) for row in rows
-    )
-
-
-def _signature_checked(
-    session: RunSession, envelope, size: int
-) -> Callable[[], tuple[bool, list[str] | None]]:
-    """`_signature_check` of a results body, on another thread for a body up to
-    HELD_WHILE_WRITTEN_BYTES; a bigger one is checked at once on this thread: its canonical
-    copies, made elsewhere, would stay in that thread's memory arena and raise the worker's peak
-    by the body's size (the overlap saves a round trip, nothing at that size)."""
-    check = partial(
-        _signature_check,
-        session.key.public_key,
-        envelope.signature,
-        envelope.bundle,
-        splice=size <= HELD_WHILE_WRITTEN_BYTES,
-    )
-    if size > HELD_WHILE_WRITTEN_BYTES:
-        answer = check()
-        return lambda: answer
-    return _threads("signature").submit(check).result
-
-
 def _signature_check(
     public_key: str, signature, bundle: dict, *, splice: bool
 ) -> tuple[bool, list[str] | None]:
@@ -822,115 +650,13 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
 
 
-@dataclass
-class _Checkpointed:
-    """A session's checkpointed rows read in one snapshot: how many checkpoints it holds and
-    their stored JSON texts joined as one array's items (None: no row)."""
-
-    checkpoints: int
-    joined: str | None
-
-
-@dataclass
-class _Prior:
-    duplicate_of: str | None  # the run id of the key's committed session of this job
-    checkpointed: _Checkpointed | None  # read for a final only
-
-
-def _prior(
-    session: RunSession, job_sig: str | None, evidence: "_Evidence", *, final: bool
-) -> _Prior:
-    """What the board holds already for this bundle: the key's committed run of its job (a
-    duplicate) and, for a final, the session's checkpointed rows. On PostgreSQL one statement,
-    which also writes the evidence row of an inline body that is not stored yet (unflushed, as
-    `_Evidence.stored` writes it; the bytes travel as a binary parameter)."""
-    if connection.vendor != "postgresql":
-        duplicate = _committed_run_for(session.key_id, job_sig) if job_sig else None
-        return _Prior(duplicate, _checkpointed(session) if final and not duplicate else None)
-    return _prior_sent(session, job_sig, evidence, final=final)()
-
-
-def _prior_sent(
-    session: RunSession, job_sig: str | None, evidence: "_Evidence", *, final: bool
-) -> Callable[[], _Prior]:
-    """`_prior`'s statement (PostgreSQL), sent at once; returns how to read its answer (in a
-    pipeline, read only when asked). Inside a transaction the evidence row joins it: flushed by
-    its commit, or rolled back with it (`_Evidence.rolled_back`)."""
-    row = evidence.row_pending
-    params = {
-        "key": session.key_id,
-        "job_sig": job_sig,
-        "committed": str(SessionStatus.COMMITTED),
-        "session": session.pk,
-        "final": final,
-        **(row or {}),
-    }
-    alone = not connection.in_atomic_block
-    cursor = sqlrows.bound_cursor()
-    cursor.execute(_prior_sql(row is not None, alone), params)
-    if row is not None:
-        evidence._stored_now(for_good=alone)
-
-    def read() -> _Prior:
-        with cursor:
-            duplicate, checkpoints, joined = cursor.fetchone()
-        return _Prior(duplicate, _Checkpointed(checkpoints, joined) if final else None)
-
-    return read
-
-
-_PRIOR_READS = f"""
-SELECT (SELECT run_id FROM {RunSession._meta.db_table}
-        WHERE key_id = %(key)s AND job_sig = %(job_sig)s AND status = %(committed)s LIMIT 1),
-       (SELECT checkpoints FROM {RunSession._meta.db_table} WHERE id = %(session)s),
-       (SELECT string_agg(row_json, ', ' ORDER BY position) FROM {CheckpointRow._meta.db_table}
-        WHERE session_id = %(session)s AND %(final)s)
-"""
-
-
-@cache
-def _prior_sql(with_row: bool, unflushed: bool) -> str:
-    """The prior reads, after the evidence row's INSERT `with_row`: written as `insert_unflushed`
-    writes it when `unflushed` (set_config is SET LOCAL for this one statement's implicit
-    transaction), else joining the transaction it runs in."""
-    if not with_row:
-        return _PRIOR_READS
-    unflushed_from = " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
-    return (
-        f"WITH stored AS (INSERT INTO {RawBundle._meta.db_table} (sha256, size, stored_at, content) "
-        f"SELECT %(sha256)s, %(size)s, %(stored_at)s, %(content)s{unflushed_from if unflushed else ''} "
-        "ON CONFLICT (sha256) DO NOTHING)" + _PRIOR_READS
-    )
-
-
-def _checkpointed(session: RunSession, checkpoints: int | None = None) -> _Checkpointed:
-    """The session's checkpointed rows as stored now, with their count (`checkpoints`: as read
-    already). The count is read first: a checkpoint landing in between then makes the final's
-    claim miss (it holds the count), never pass with rows older than the count."""
-    if checkpoints is None:
-        checkpoints = (
-            RunSession.objects.filter(pk=session.pk).values_list("checkpoints", flat=True).first()
-        ) or 0
-    texts = list(
-        CheckpointRow.objects.filter(session_id=session.pk)
-        .order_by("position")
-        .values_list("row_json", flat=True)
-    )
-    return _Checkpointed(checkpoints, ", ".join(texts) if texts else None)
-
-
 def _committed_run_for(key_id: int, job_sig: str) -> str | None:
-    """The run id of the key's committed session of this job, if any (SQL written once)."""
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(COMMITTED_RUN_SQL, [key_id, job_sig, str(SessionStatus.COMMITTED)])
-        row = cursor.fetchone()
-    return row[0] if row else None
-
-
-COMMITTED_RUN_SQL = (
-    f"SELECT run_id FROM {RunSession._meta.db_table} "
-    "WHERE key_id = %s AND job_sig = %s AND status = %s LIMIT 1"
-)
+    """The run id of the key's committed session of this job, if any."""
+    return (
+        RunSession.objects.filter(key_id=key_id, job_sig=job_sig, status=SessionStatus.COMMITTED)
+        .values_list("run_id", flat=True)
+        .first()
+    )
 
 
 def _duplicate(run_id: str, context: dict) -> Outcome:
@@ -961,43 +687,31 @@ def _answer_closed_session(current: RunSession, submission: _Submission) -> Outc
 
 
 def _record_checkpoint(submission: _Submission) -> Outcome:
-    """Store the cases not stored yet (first write wins). Rows are serialised before the session
-    row is locked; the lock covers only the writes."""
+    """Store the cases not stored yet (first write wins), under the session's row lock."""
     session = submission.session
-    seen = RunSession.objects.filter(pk=session.pk).values_list("checkpoints", flat=True).first()
-    stored = set(CheckpointRow.objects.filter(session=session).values_list("case_id", flat=True))
     # The column holds the storable id (no NUL), as board results do; row_json the original, in
     # its canonical text (made with the signed bytes).
     rows = submission.bundle["results"]
     texts = submission.row_texts or [canonical_text(row) for row in rows]
-    fresh = [
-        (case_id, text)
-        for row, text in zip(rows, texts, strict=True)
-        if (case_id := storable(row["case_id"])) not in stored
-    ]
-    serialised = dict(fresh)
+    sent = {storable(row["case_id"]): text for row, text in zip(rows, texts, strict=True)}
     submission.evidence.stored()
     now = timezone.now()
     with transaction.atomic():
         locked = RunSession.objects.select_for_update().get(pk=session.pk)
         if locked.status not in LIVE_SESSION_STATUSES:
             return _answer_closed_session(locked, submission)
-        if locked.checkpoints != seen:  # another checkpoint landed meanwhile
-            stored = set(
-                CheckpointRow.objects.filter(session=locked).values_list("case_id", flat=True)
-            )
-        new_ids = [case_id for case_id, _ in fresh if case_id not in stored]
+        stored = set(CheckpointRow.objects.filter(session=locked).values_list("case_id", flat=True))
+        new_ids = [case_id for case_id in sent if case_id not in stored]
         CheckpointRow.objects.bulk_create(
             [
                 CheckpointRow(
                     session=locked,
                     case_id=case_id,
                     position=len(stored) + i,
-                    row_json=serialised[case_id],
+                    row_json=sent[case_id],
                 )
                 for i, case_id in enumerate(new_ids)
-            ],
-            ignore_conflicts=True,
+            ]
         )
         SessionBundle.objects.create(session=locked, raw_id=submission.digest, final=False)
         locked.status = SessionStatus.RUNNING
@@ -1017,424 +731,130 @@ def _record_checkpoint(submission: _Submission) -> Outcome:
     )
 
 
+def checkpointed_text(session: RunSession) -> str | None:
+    """The session's checkpointed rows as stored: their JSON texts joined as one array's items
+    (None: no row)."""
+    texts = list(
+        CheckpointRow.objects.filter(session_id=session.pk)
+        .order_by("position")
+        .values_list("row_json", flat=True)
+    )
+    return ", ".join(texts) if texts else None
+
+
 def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
     """Checkpointed rows first (first write per case wins), then the final's new cases."""
-    return _merged_rows(session, final_rows)[0]
+    joined = checkpointed_text(session) if session.checkpoints else None
+    return merge_rows(joined, final_rows)[0]
 
 
-def _merged_rows(
-    session: RunSession,
-    final_rows: list[dict],
-    checkpointed: _Checkpointed | None = None,
-    final_texts: list[str] | None = None,
-) -> tuple[list[dict], bool, str | None]:
-    """The merged rows; whether the checkpointed ones hold no prefixed token the final's own
-    text scan did not read (each one the final sent again unchanged, or one pass over their
-    stored text finds none: recipes/secret_scan.py); and the rows' JSON text when it comes from
-    texts already made (None: not made). `checkpointed`: the session's rows as read already;
+def merge_rows(
+    joined: str | None, final_rows: list[dict], final_texts: list[str] | None = None
+) -> tuple[list[dict], bool]:
+    """The final's rows merged after the checkpointed ones (`joined`: their stored texts joined,
+    `checkpointed_text`), first write of a case winning; and whether the checkpointed ones hold
+    no prefixed token the final's own text scan did not read (each one the final sent again
+    unchanged, or one pass over their stored text finds none: recipes/secret_scan.py).
     `final_texts`: the canonical text of each of the final's rows."""
-    sent = ", ".join(final_texts) if final_texts is not None else None
-    if checkpointed is None:
-        if not session.checkpoints:
-            return final_rows, True, _array_text(sent)
-        checkpointed = _checkpointed(session, session.checkpoints)
-    joined = checkpointed.joined
     if not joined:
-        return final_rows, True, _array_text(sent)
+        return final_rows, True
     # The final resends its checkpointed rows first, unchanged (as pods do): their stored texts
     # are then the start of the final's, up to a separator between two rows. Both are sequences
     # of whole JSON values, so the stored ones are exactly the final's first rows, and the
     # merged rows are the final's own (no row is parsed again).
+    sent = ", ".join(final_texts) if final_texts is not None else None
     if (
         sent is not None
         and sent.startswith(joined)
         and sent[len(joined) : len(joined) + 2] in ("", ", ")
     ):
-        return final_rows, True, _array_text(sent)
+        return final_rows, True
     # Each row_json is the board's own JSON text of one row: joined as json.dumps joins list
-    # items, they are the array's text, which parses as the rows and is stored as it is.
+    # items, they are the array's text.
     rows = json.loads(f"[{joined}]")
     seen = {row["case_id"] for row in rows}
     # The final resends its checkpointed rows: unchanged, their strings are the final's own.
     final_by_case = {row["case_id"]: row for row in final_rows}
     resent = all(final_by_case.get(row["case_id"]) == row for row in rows)
-    fresh = [row for row in final_rows if row["case_id"] not in seen]
-    rows.extend(fresh)
-    rows_json = "".join(["[", joined, *(", " + json.dumps(row) for row in fresh), "]"])
-    return rows, resent or not json_may_hold_token(joined), rows_json
-
-
-def _array_text(items: str | None) -> str | None:
-    return None if items is None else f"[{items}]"
-
-
-FINAL_ATTEMPTS = 3
+    rows.extend(row for row in final_rows if row["case_id"] not in seen)
+    return rows, resent or not json_may_hold_token(joined)
 
 
 def _commit_final(submission: _Submission) -> Outcome:
-    """Claim the session and record the run in one transaction: the session row is locked only
-    by the claim, sent with the run's rows once they are merged and parsed (parsing and merging
-    never hold it). A checkpoint that lands in between makes the claim miss; the rows are merged
-    again."""
+    """A final, committed in one transaction read top to bottom: its evidence is stored first
+    (outside it); then the session's row is locked (a checkpoint or another final of it waits),
+    a session no longer live is answered as it stands, the final's rows are merged with the
+    checkpointed ones, the run is prepared (scores, perf cohorts, secret scan), the session
+    claimed, the run written with its rows, benchmark and summary (`board_services.commit_run`)
+    and its signed manifest; the weight check is queued once it commits. A concurrent commit of
+    the same job from another session makes the claim fail: that final's run is the answer."""
     session = submission.session
-    current = session  # read when the request was admitted; a stale read only misses the claim
-    for attempt in range(FINAL_ATTEMPTS):
-        checkpointed = None
-        if attempt:
-            current = RunSession.objects.get(pk=session.pk)
-        elif submission.checkpointed is not None:
-            # Read with the duplicate check: the claim then holds the count read with the rows.
-            checkpointed = submission.checkpointed
-            current.checkpoints = checkpointed.checkpoints
-        if current.status not in LIVE_SESSION_STATUSES:
-            submission.checked()  # the schema is answered before the session's state
-            return _answer_closed_session(current, submission)
-        rows, checkpoints_clean, rows_json = _merged_rows(
-            current, submission.bundle["results"], checkpointed, submission.row_texts
-        )
-        prepare = _preparer(submission, current, rows, rows_json, checkpoints_clean)
-        # Scored, scanned and serialised before the transaction (its locks cover writes only);
-        # on PostgreSQL, inside it while the run's per-case rows are written, which takes no lock
-        # another commit waits for (`rows_written_ahead`). The final's own text is scanned then.
-        rows_jsonb = board_services.rows_jsonb_text(rows, rows_json)
-        prepared = None if rows_jsonb else prepare(bundle=submission.checked())
-        submission.evidence.stored()  # the bundle is on disk before the run refers to it
-        try:
-            with transaction.atomic():
-                now = timezone.now()
-                with board_services.rows_written_ahead(rows_jsonb) as rows_ahead:
-                    prepared, found, claim = _claimed(
-                        submission,
-                        current,
-                        now,
-                        prepared or partial(prepare, rows_jsonb=rows_jsonb),
-                    )
-                if claim is None:
-                    raise _SessionMoved
-                run = _record_run(prepared, now, rows_ahead, found, key_status=claim[0])
-        except _SessionMoved:
-            continue
-        except IntegrityError:
-            # A concurrent final of this session, or of this job from another session, won.
-            current = RunSession.objects.get(pk=session.pk)
-            if current.status not in LIVE_SESSION_STATUSES:
-                return _answer_closed_session(current, submission)
-            existing = submission.job_sig and _committed_run_for(session.key_id, submission.job_sig)
-            if existing:
-                return _duplicate(existing, submission.context)
-            raise
-        return _committed_answer(current.run_id, submission.context, run=run)
-    raise OperationalError("the session kept changing while its final was committed")
-
-
-def _preparer(
-    submission: _Submission,
-    current: RunSession,
-    rows: list[dict],
-    rows_json: str | None,
-    checkpoints_clean: bool,
-) -> Callable[..., board_services.PreparedRun]:
-    """`board_services.prepare_run` of this final and its merged rows, once given its checked
-    bundle (and the rows' `rows_jsonb_text` when made)."""
-
-    def prepare(*, bundle: dict, rows_jsonb: str | None = None) -> board_services.PreparedRun:
-        return board_services.prepare_run(
-            run_id=current.run_id,
-            key_fingerprint=submission.session.key.fingerprint,
-            model=current.model,
-            board=current.board,
-            suite_id=current.suite_id,
-            rows=rows,
-            bundle_sha256=submission.digest,
-            rows_json=rows_json,
-            bundle=bundle,
-            rows_jsonb=rows_jsonb,
-            model_output_clean=checkpoints_clean and submission.model_output_clean(),
-        )
-
-    return prepare
-
-
-def _claimed(
-    submission: _Submission,
-    current: RunSession,
-    now,
-    prepared: "board_services.PreparedRun | Callable[..., board_services.PreparedRun]",
-    *,
-    count_held: bool = True,
-) -> tuple["board_services.PreparedRun", Callable, tuple[str, int] | None]:
-    """Inside the commit's transaction, while the run's rows are written: the schema's check of
-    the bundle (unless made already) first, as it answers before anything the database might
-    say of values it refuses; then the claim, sent with the rows, and the run's benchmark
-    lookup once the run is prepared (`prepared`, or how to prepare it from the checked bundle):
-    on PostgreSQL one round trip for the three. Returns the prepared run, its lookup and the
-    claim's outcome (`_claim_session`)."""
-    bundle = submission.checked()
-    job_sig = submission.job_sig or current.job_sig
-    claimed = _claim_session(current, submission.digest, job_sig, now, count_held=count_held)
-    if callable(prepared):
-        prepared = prepared(bundle=bundle)
-    found = board_services.look_up_benchmark(prepared, committed_at=now)
-    return prepared, found, claimed()
-
-
-def _record_run(
-    prepared: "board_services.PreparedRun",
-    now,
-    rows_ahead,
-    found,
-    *,
-    key_status: str,
-    also: Callable[[], None] | None = None,
-) -> Run:
-    """The claimed final's run, its benchmark and its signed manifest, inside the commit's
-    transaction; `also`: a last write of the transaction, sent with the manifest's."""
-    run, as_stored = board_services.commit_run(
-        prepared, committed_at=now, rows_ahead=rows_ahead, found=found
-    )
-    # The board's signed manifest, version 1, commits with the run; it is made while the
-    # database checks the run's rows against it.
-    with board_services.rows_checked_meanwhile():
-        anchor_services.sign_at_commit(
-            run.run_id,
-            benchmark=run.benchmark,
-            committed=run if as_stored else None,
-            key_status=key_status,
-        )
-        if also is not None:
-            also()
-    if run.verification == Verification.PENDING:
-        transaction.on_commit(partial(publish_after_answer, tasks.verify_weights, run.run_id))
-    return run
-
-
-# A quick final's rows, as the server finds them in its evidence row written just before (in the
-# same transaction): the body's own text, parsed once there.
-EVIDENCE_ROWS_SQL = (
-    f"(SELECT convert_from(content, 'UTF8')::jsonb FROM {RawBundle._meta.db_table} "
-    "WHERE sha256 = %s) -> 'bundle' -> 'results'"
-)
-
-
-class _GeneralPath(Exception):
-    """The quick way of a final (`_final_rows_first`) does not fit: roll back, go the general way."""
-
-
-def _rows_go_first(session: RunSession, evidence: "_Evidence", bundle: dict) -> bool:
-    """Whether a final may take `_final_rows_first`: PostgreSQL, outside any transaction, a live
-    session, an inline body still held, rows a list of objects each with a text case id."""
-    return (
-        connection.vendor == "postgresql"
-        and not connection.in_atomic_block
-        and bundle.get("final") is True
-        and session.status in LIVE_SESSION_STATUSES
-        and evidence.row_pending is not None
-        and _mergeable(bundle)
-    )
-
-
-def _final_rows_first(
-    session: RunSession,
-    evidence: "_Evidence",
-    envelope,
-    context: dict,
-    model_output_clean: Callable[[], bool],
-    job_sig: str | None,
-    client_ip: str | None = None,
-) -> Outcome | None:
-    """A final the quick way (PostgreSQL, `_rows_go_first`), for the common case: a bundle whose
-    signature verifies, not a duplicate, that resends its checkpointed rows first and unchanged,
-    passes the schema and wins its claim. The commit's transaction starts at once, and in one
-    pipeline the prior reads (with the evidence row, which joins the transaction) and the run's
-    per-case rows (the server takes them out of that row: the body travels once, and no text of
-    the rows is made here) are sent before anything else: the database writes the rows while
-    this thread checks the signature and the schema, scores and scans (docs/protocol.md §Ingest
-    cost).
-
-    Anything else rolls all of it back and returns None: the caller then answers the bundle the
-    general way (`_submit_checked`), which does each thing again in its order, side effects
-    (quarantine, forgery counts) included. A body jsonb cannot take (NaN, NUL) takes that way
-    too: the rows' INSERT fails.
-
-    The answer's ingest-log row commits with the run (it says 200 only if the commit holds)."""
-    bundle = envelope.bundle
-    rows = bundle["results"]
-    logged = partial(
-        log_attempt,
-        route=IngestRoute.RESULTS,
-        status=200,
-        reason=Reason.OK,
-        run_id=session.run_id,
-        key_fingerprint=session.key.fingerprint,
-        size=evidence.body.size,
-        client_ip=client_ip,
-        bundle_sha256=evidence.digest,
-    )
-    sent_prior = partial(_prior_sent, session, job_sig, evidence, final=True)
+    digest = submission.evidence.stored()  # the bundle is stored before the run refers to it
     try:
         with transaction.atomic():
+            locked = RunSession.objects.select_for_update().get(pk=session.pk)
+            locked.key = session.key
+            if locked.status not in LIVE_SESSION_STATUSES:
+                return _answer_closed_session(locked, submission)
             now = timezone.now()
-            with board_services.rows_written_ahead(
-                evidence.digest, rows_sql=EVIDENCE_ROWS_SQL, before=sent_prior
-            ) as rows_ahead:
-                signed, row_texts = _signature_check(
-                    session.key.public_key, envelope.signature, bundle, splice=True
+            joined = checkpointed_text(locked) if locked.checkpoints else None
+            rows, checkpoints_clean = merge_rows(
+                joined, submission.bundle["results"], submission.row_texts
+            )
+            prepared = board_services.prepare_run(
+                run_id=locked.run_id,
+                key_fingerprint=session.key.fingerprint,
+                model=locked.model,
+                board=locked.board,
+                suite_id=locked.suite_id,
+                rows=rows,
+                bundle_sha256=digest,
+                bundle=submission.bundle,
+                model_output_clean=checkpoints_clean and submission.model_output_clean,
+            )
+            _claim(locked, digest, submission.job_sig or locked.job_sig, now)
+            run = board_services.commit_run(prepared, committed_at=now)
+            # The board's signed manifest, version 1, commits with the run.
+            anchor_services.sign_at_commit(run.run_id, benchmark=run.benchmark)
+            if run.verification == Verification.PENDING:
+                transaction.on_commit(
+                    partial(publish_after_answer, tasks.verify_weights, run.run_id)
                 )
-                if (
-                    not signed
-                    or bundle.get("run_id") != session.run_id
-                    or bundle.get("run_nonce") != session.nonce
-                ):
-                    raise _GeneralPath
-                # Taken to be the common case until the prior read says so (it is read with the
-                # claim: psycopg reads a pipeline's answers in order): the final resends its
-                # checkpointed rows first and unchanged, so the rows are its own.
-                submission = _Submission(
-                    session,
-                    bundle,
-                    evidence,
-                    job_sig,
-                    context,
-                    model_output_clean,
-                    row_texts=row_texts,
-                    is_checked=False,
-                )
-                rows_json = f"[{', '.join(row_texts)}]"
-                # The rows are written already: their text is not made again.
-                prepare = _preparer(submission, session, rows, rows_json, True)
-                prepared, found, claim = _claimed(
-                    submission,
-                    session,
-                    now,
-                    partial(prepare, rows_jsonb=rows_json),
-                    count_held=False,
-                )
-                prior = rows_ahead.sent_before()
-                checkpointed = prior.checkpointed
-                if (
-                    prior.duplicate_of is not None
-                    or claim is None
-                    or claim[1] != checkpointed.checkpoints
-                    or _merged_rows(session, rows, checkpointed, row_texts)[0] is not rows
-                    or rows_ahead.read().written != len(rows)
-                ):
-                    # A duplicate, a moved session, rows to merge, or no inline evidence to read.
-                    raise _GeneralPath
-                # Still in the pipeline: the run, its manifest and log row are written before
-                # its end reads their answers (one wait for the manifest, the log and the rows'
-                # foreign-key check).
-                run = _record_run(
-                    prepared, now, rows_ahead, found, key_status=claim[0], also=logged
-                )
-    except (
-        _GeneralPath,
-        Refusal,
-        SchemaError,
-        board_services.BundleRuleError,
-        DatabaseError,
-    ):
-        evidence.rolled_back()
-        return None
-    evidence.body.release()
-    answer = _committed_answer(session.run_id, context, run=run)
-    answer.logged = True
-    return answer
+    except IntegrityError:
+        # A concurrent final of this job from another session won (one committed run per key
+        # and job_sig).
+        current = RunSession.objects.get(pk=session.pk)
+        if current.status not in LIVE_SESSION_STATUSES:
+            return _answer_closed_session(current, submission)
+        existing = submission.job_sig and _committed_run_for(session.key_id, submission.job_sig)
+        if existing:
+            return _duplicate(existing, submission.context)
+        raise
+    return _committed_answer(run.run_id, submission.context, run=run)
 
 
-def _claim_session(
-    current: RunSession, digest: str, job_sig: str | None, now, *, count_held: bool = True
-) -> Callable[[], tuple[str, int] | None]:
-    """The claim, inside the commit's transaction: exactly one final wins a session (it must be
-    live and hold the checkpoints its rows were merged from), and the (key, job_sig) constraint
-    makes a concurrent commit of the same job fail (IntegrityError). The claimed session records
-    its final bundle, and its job's other live sessions are superseded. Returns how to read the
-    outcome: None when it did not win; else the status of the run's key as read now (for the
-    run's manifest) and the session's checkpoint count as claimed. `count_held=False`
-    (PostgreSQL): any count wins, and the caller compares the claimed one with the count its
-    rows were read with (no checkpoint lands once the session is claimed).
-
-    On PostgreSQL the three writes and the read are one statement, sent at once: in a pipeline
-    (`board.services.rows_written_ahead`) its answer is read only when asked. Elsewhere four
-    statements, run at once."""
-    live = [str(status) for status in LIVE_SESSION_STATUSES]
-    if connection.vendor != "postgresql":
-        claimed = RunSession.objects.filter(
-            pk=current.pk, status__in=live, checkpoints=current.checkpoints
-        ).update(
-            status=SessionStatus.COMMITTED,
-            job_sig=job_sig,
-            committed_at=now,
-            last_progress_at=now,
-            final_bundle_sha256=digest,
-        )
-        if claimed != 1:
-            return lambda: None
-        SessionBundle.objects.create(session=current, raw_id=digest, final=True)
-        if job_sig:
-            RunSession.objects.filter(
-                key_id=current.key_id, job_sig=job_sig, status__in=live
-            ).exclude(pk=current.pk).update(status=SessionStatus.SUPERSEDED)
-        key_status = _key_status(current.key.fingerprint)
-        return lambda: (key_status, current.checkpoints)
-    # Data-modifying CTEs run on one snapshot; the superseded sessions are other rows than the
-    # claimed one, and nothing is written unless the claim matched.
-    cursor = sqlrows.bound_cursor()
-    cursor.execute(
-        CLAIM_SQL,
-        {
-            "committed": str(SessionStatus.COMMITTED),
-            "superseded": str(SessionStatus.SUPERSEDED),
-            "live": live,
-            "job_sig": job_sig,
-            "now": now,
-            "digest": digest,
-            "pk": current.pk,
-            "checkpoints": current.checkpoints if count_held else None,
-            "key_id": current.key_id,
-            "fingerprint": current.key.fingerprint,
-        },
+def _claim(locked: RunSession, digest: str, job_sig: str | None, now) -> None:
+    """The locked session's final: the session is committed with its final bundle, and its job's
+    other live sessions are superseded. The (key, job_sig) constraint makes a concurrent commit
+    of the same job from another session fail (IntegrityError)."""
+    locked.status = SessionStatus.COMMITTED
+    locked.job_sig = job_sig
+    locked.committed_at = locked.last_progress_at = now
+    locked.final_bundle_sha256 = digest
+    locked.save(
+        update_fields=[
+            "status",
+            "job_sig",
+            "committed_at",
+            "last_progress_at",
+            "final_bundle_sha256",
+        ]
     )
-
-    def outcome() -> tuple[str, int] | None:
-        with cursor:
-            claimed, key_status, checkpoints = cursor.fetchone()
-        return (key_status, checkpoints) if claimed == 1 else None
-
-    return outcome
-
-
-def _key_status(fingerprint: str) -> str:
-    """The status of the key a manifest names (the first enrolled with this fingerprint)."""
-    return (
-        DeviceKey.objects.filter(fingerprint=fingerprint)
-        .order_by("pk")
-        .values_list("status", flat=True)
-        .first()
-    ) or ""
-
-
-CLAIM_SQL = f"""
-WITH claimed AS (
-    UPDATE {RunSession._meta.db_table}
-    SET status = %(committed)s, job_sig = %(job_sig)s, committed_at = %(now)s,
-        last_progress_at = %(now)s, final_bundle_sha256 = %(digest)s
-    WHERE id = %(pk)s AND status = ANY(%(live)s)
-      AND (%(checkpoints)s::integer IS NULL OR checkpoints = %(checkpoints)s)
-    RETURNING id, checkpoints
-), kept AS (
-    INSERT INTO {SessionBundle._meta.db_table} (session_id, raw_id, final, received_at)
-    SELECT id, %(digest)s, true, %(now)s FROM claimed
-), superseded AS (
-    UPDATE {RunSession._meta.db_table} SET status = %(superseded)s
-    WHERE %(job_sig)s::text IS NOT NULL AND key_id = %(key_id)s AND job_sig = %(job_sig)s
-      AND status = ANY(%(live)s) AND id <> %(pk)s AND EXISTS (SELECT 1 FROM claimed)
-)
-SELECT count(*),
-       (SELECT k.status FROM {DeviceKey._meta.db_table} k
-        WHERE k.fingerprint = %(fingerprint)s ORDER BY k.id LIMIT 1),
-       max(checkpoints)
-FROM claimed
-"""
+    SessionBundle.objects.create(session=locked, raw_id=digest, final=True)
+    if job_sig:
+        RunSession.objects.filter(
+            key_id=locked.key_id, job_sig=job_sig, status__in=LIVE_SESSION_STATUSES
+        ).exclude(pk=locked.pk).update(status=SessionStatus.SUPERSEDED)
 
 
 def _committed_answer(run_id: str, context: dict, *, run: Run | None = None) -> Outcome:
@@ -1486,28 +906,15 @@ def log_attempt(
     note: str = "",
     bundle_sha256: str = "",
 ) -> None:
-    """One ingest-log row per attempt; runs outside the ingest transaction, so refusals stay
-    (a committed final's row joins its commit instead: `_final_rows_first`)."""
-    row = {
-        "created_at": connection.ops.adapt_datetimefield_value(timezone.now()),
-        "route": route,
-        "status": status,
-        "reason": reason,
-        "run_id": storable(run_id)[:64],
-        "key_fingerprint": key_fingerprint,
-        "bytes": size,
-        "client_ip": client_ip,
-        "note": storable(note)[:2000],
-        "bundle_sha256": bundle_sha256,
-    }
-    # Flushed by the next commit; no rollback undoes it.
-    run_unflushed(_log_sql(tuple(row)), list(row.values()))
-
-
-@cache
-def _log_sql(columns: tuple[str, ...]) -> str:
-    """The ingest log's INSERT, written once."""
-    return (
-        f"INSERT INTO {IngestLogEntry._meta.db_table} ({', '.join(columns)}) "
-        f"VALUES ({', '.join(['%s'] * len(columns))})"
+    """One ingest-log row per attempt, written outside the ingest transaction, so refusals stay."""
+    IngestLogEntry.objects.create(
+        route=route,
+        status=status,
+        reason=reason,
+        run_id=storable(run_id)[:64],
+        key_fingerprint=key_fingerprint,
+        bytes=size,
+        client_ip=client_ip,
+        note=storable(note)[:2000],
+        bundle_sha256=bundle_sha256,
     )
