@@ -1,5 +1,5 @@
-"""A final's commit is one transaction read top to bottom (submissions/services.py
-`_commit_final`): two finals committed inside one outer transaction (as a test case, or any
+"""A final's commit is one transaction read top to bottom (submissions/ingest/final.py
+`commit_final`): two finals committed inside one outer transaction (as a test case, or any
 caller holding one, runs them) both commit, with their rows pointing at their runs; a final
 whose session changed since it was admitted (a checkpoint landed) is merged with what the
 session holds under its lock; and each commit moves the cache generation once and queues one
