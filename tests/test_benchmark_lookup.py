@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from board.models import Benchmark, BenchmarkGroup, BenchModel, HardwareClass
-from board.services import _group_benchmarks, _resume_candidates
+from board.recording import group_benchmarks, resume_candidates
 from recipes.models import Recipe
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -75,7 +75,7 @@ def benchmark_rows_read(queryset) -> int:
 
 
 def test_the_job_groups_benchmark_is_found_reading_only_it(crowd):
-    found = _group_benchmarks("mine000000000001", "job", identity(crowd["recipe"]))
+    found = group_benchmarks("mine000000000001", "job", identity(crowd["recipe"]))
 
     assert found.first() == crowd["grouped"]
     read = benchmark_rows_read(found)
@@ -83,7 +83,7 @@ def test_the_job_groups_benchmark_is_found_reading_only_it(crowd):
 
 
 def test_a_resumed_job_finds_the_keys_latest_benchmark_reading_only_the_keys(crowd):
-    found = _resume_candidates(
+    found = resume_candidates(
         "mine000000000001", "org/m", "box", identity(crowd["recipe"]), NOW - timedelta(hours=72)
     )
 
