@@ -53,7 +53,10 @@ def read_models_changed(*, hardware_class_id: int | None, model_id: int | None) 
 class _Changes(set):
     """The (class, model) pairs one transaction changed, published once it commits."""
 
+    published = False
+
     def publish(self) -> None:
+        self.published = True
         _after_commit(bump_generation)
         recompute = _recompute_task()
         for hardware_class_id, model_id in sorted(self, key=str):
@@ -75,11 +78,13 @@ def _recompute_task():
 def _changes_of_transaction() -> _Changes:
     """The changes the current transaction has collected so far, published once it commits (a
     new set, registered with its commit, when it has none yet: after a commit or a rollback the
-    connection's hooks are cleared, and so is the set with them)."""
+    connection's hooks are cleared, and so is the set with them; a set published already, whose
+    hook a test ran without a commit, is never added to again)."""
     conn = transaction.get_connection()
     for _savepoints, hook, _robust in conn.run_on_commit:
-        if isinstance(getattr(hook, "__self__", None), _Changes):
-            return hook.__self__
+        changes = getattr(hook, "__self__", None)
+        if isinstance(changes, _Changes) and not changes.published:
+            return changes
     changes = _Changes()
     transaction.on_commit(changes.publish, robust=True)
     return changes
