@@ -24,7 +24,6 @@ from anchor.manifests import (
 )
 from anchor.models import RunManifest
 from board.models import Benchmark, Run, Verification
-from config import sqlrows
 from submissions.models import DeviceKey, KeyStatus
 
 logger = logging.getLogger("aeon.anchor")
@@ -65,7 +64,6 @@ def _issue(
     *,
     benchmark: Benchmark | None = None,
     committed: Run | None = None,
-    read_id: bool = True,
 ) -> RunManifest | None:
     # One query: the run with what its manifest says, its key's status, whether any version
     # is signed (the latest is read only then: never for a run being committed). `benchmark`:
@@ -131,13 +129,7 @@ def _issue(
         signed_at=now,
         change=change or {},
     )
-    # An INSERT written once (the ORM's compilation cost more than the statement). Without
-    # `read_id` its answer is not waited for (in a pipeline it is read with the next one's).
-    sql, params = sqlrows.insert(manifest)
-    with sqlrows.bound_cursor() as cursor:
-        cursor.execute(sql, params)
-        if read_id:
-            sqlrows.saved_as(manifest, cursor.fetchone()[0])
+    manifest.save(force_insert=True)
     return manifest
 
 
@@ -154,7 +146,7 @@ def sign_at_commit(
     `benchmark`: the run's benchmark as the commit wrote it (with its model, class and recipe),
     so that only the run itself is read back; `committed` with `key_status`: the run exactly as
     stored (with that benchmark) and its key's status as this transaction read it, so that
-    nothing is read. The version returned is not read back: its id is left unset."""
+    nothing is read."""
     if committed is not None:  # what RUN_AS_STORED_SQL would have read with it
         committed.key_status, committed.signed = key_status, False
     try:
@@ -171,7 +163,6 @@ def sign_at_commit(
             board_key,
             benchmark=benchmark,
             committed=committed,
-            read_id=False,
         )
     except DatabaseError:
         raise  # the commit itself cannot go on; the pod's retry succeeds

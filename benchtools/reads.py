@@ -98,7 +98,7 @@ def record_benchmark(index: int) -> list[str]:
     run_ids = []
     # One transaction per benchmark, its weight checks included (each opens a savepoint of its
     # own here), committed without waiting for its WAL flush: a bulk load of a bench board
-    # needs no disk flush per benchmark (config/durability.py). On a busy 2-core machine the
+    # needs no disk flush per benchmark. On a busy 2-core machine the
     # five commits and flushes per benchmark cost more than the SQL.
     with transaction.atomic():
         if connection.vendor == "postgresql":

@@ -1,6 +1,6 @@
 """Writes the recipe lab's read models (docs/lab.md §Read models): the single-flag pairs and
 effects of one class, of the models a change can affect. Called by the read-model recompute
-(board/services.py `_recompute_class`) holding the class's row lock; the finding is board/lab.py."""
+(board/class_recompute.py `recompute_class`) holding the class's row lock; the finding is board/lab.py."""
 
 from __future__ import annotations
 

@@ -219,7 +219,7 @@ class Benchmark(models.Model):
                 name="benchmark_public_model_order",
             ),
             # A resumed job's benchmark: the key's latest of one model on one class
-            # (board/services.py `_lookup_sql`), whatever the number of benchmarks sharing a
+            # (board/recording.py `resume_candidates`), whatever the number of benchmarks sharing a
             # recipe or a weight set.
             models.Index(
                 fields=["key_fingerprint", "model", "hardware_class", "-created_at"],

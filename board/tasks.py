@@ -1,8 +1,9 @@
-"""Celery tasks of the board: thin wrappers of services, enqueued on commit."""
+"""Celery tasks of the board: thin wrappers of its services (board/read_models.py), enqueued on
+commit."""
 
 from celery import Task
 
-from board import services
+from board import read_models
 from config import coalesce
 from config.celery import durable_task
 
@@ -45,7 +46,7 @@ def recompute_read_models(hardware_class_id: int | None, model_id: int | None) -
     """Rewrite the champions, history, reproductions and class summary a change can affect."""
     # Cleared before reading anything: a commit from now on queues the next recompute.
     coalesce.release(recompute_key(hardware_class_id, model_id))
-    services.recompute_read_models(hardware_class_id=hardware_class_id, model_id=model_id)
+    read_models.recompute_read_models(hardware_class_id=hardware_class_id, model_id=model_id)
 
 
 @durable_task

@@ -143,14 +143,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # The statements psycopg prepares (only the commit's SQL written once, config/sqlrows.py;
-    # Django's own queries are never prepared) run one generic plan: planning the lookup of a
-    # final's benchmark took 2.7 ms against 0.4 ms of execution.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "options", "-c plan_cache_mode=force_generic_plan"
-    )
-
 # A read replica of the primary (docs/scale-out.md §Read replica): board reads go there, the pod
 # channel, transactions, tasks and migrations never do (config/dbrouter.py). Tests run against
 # the primary's test database by the same name on the replica's server.

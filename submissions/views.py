@@ -122,7 +122,7 @@ def pod_route(
                     run_id=kwargs.get("run_id", ""),
                 )
                 retry_after = UNAVAILABLE_RETRY_AFTER
-            if logged and not outcome.logged:
+            if logged:
                 _log(route, outcome, body.size, ip, kwargs.get("run_id", ""))
             body_out = outcome.body
             if isinstance(body_out.get("url"), str) and body_out["url"].startswith("/"):

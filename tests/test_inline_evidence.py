@@ -12,14 +12,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection, transaction
-from django.test.utils import CaptureQueriesContext
-from django.utils.timezone import now
 
 from board.models import Run
 from board.services import bump_generation
-from config.durability import insert_unflushed
 from submissions.models import QuarantinedBundle, RawBundle, SessionBundle
+from submissions.services import store_evidence_row
 from tests.podchannel import (
     LIVE_DB,
     MODEL,
@@ -222,62 +219,9 @@ def test_a_stored_bundle_keeps_its_row_when_it_comes_again_small(pod, settings, 
     assert QuarantinedBundle.objects.filter(raw_id=sha256(body)).count() == 2
 
 
-ROW_SETTING_SQL = f"""
-CREATE TABLE aeon_test_row_setting (setting text);
-CREATE FUNCTION aeon_test_row_setting() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO aeon_test_row_setting VALUES (current_setting('synchronous_commit'));
-    RETURN NEW;
-END
-$$;
-CREATE TRIGGER aeon_test_row_setting BEFORE INSERT ON {RawBundle._meta.db_table}
-    FOR EACH ROW EXECUTE FUNCTION aeon_test_row_setting();
-"""
-ROW_SETTING_CLEANUP_SQL = f"""
-DROP TRIGGER IF EXISTS aeon_test_row_setting ON {RawBundle._meta.db_table};
-DROP FUNCTION IF EXISTS aeon_test_row_setting();
-DROP TABLE IF EXISTS aeon_test_row_setting;
-"""
-
-
-@pytest.fixture
-def row_setting(postgres):
-    """What `synchronous_commit` was while each evidence row was inserted (a trigger says)."""
-    with connection.cursor() as cursor:
-        cursor.execute(ROW_SETTING_CLEANUP_SQL)
-        cursor.execute(ROW_SETTING_SQL)
-
-    def read() -> list[str]:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT setting FROM aeon_test_row_setting")
-            return [setting for (setting,) in cursor.fetchall()]
-
-    try:
-        yield read
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(ROW_SETTING_CLEANUP_SQL)
-
-
-@pytest.mark.postgres
-def test_an_inline_row_goes_as_binary_and_unflushed_outside_a_transaction_only(row_setting):
+def test_an_inline_row_keeps_every_byte_and_a_second_store_leaves_it_as_it_is():
     body = bytes(range(256)) * 1024  # every byte value, 256 KiB
-    table = RawBundle._meta.db_table
-
-    def row(data: bytes) -> dict:
-        return {"sha256": sha256(data), "size": len(data), "stored_at": now(), "content": data}
-
-    with CaptureQueriesContext(connection) as queries:
-        insert_unflushed(table, row(body), conflict="sha256")
-    with transaction.atomic():
-        insert_unflushed(table, row(b"x"), conflict="sha256")
-
-    # The bytes travelled apart from the SQL text, not as 512 KiB of hex inside it.
-    assert len(queries.captured_queries) == 1
-    assert len(queries.captured_queries[0]["sql"]) < 1000
+    store_evidence_row(sha256(body), len(body), body)
+    store_evidence_row(sha256(body), len(body))  # the same body again, in the store this time
     assert inline_content(sha256(body)) == body
-    # Alone it commits without waiting for its flush; inside a transaction it joins it.
-    assert row_setting() == ["off", "on"]
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW synchronous_commit")
-        assert cursor.fetchone() == ("on",)
+    assert RawBundle.objects.filter(sha256=sha256(body)).count() == 1

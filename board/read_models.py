@@ -1,0 +1,137 @@
+"""What follows a change the board shows: the generation move and the recompute of the read
+models, once per transaction, after it commits (docs/champions.md)."""
+
+import logging
+import threading
+from contextlib import contextmanager
+from functools import partial
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import F
+
+from board.answer_cache import advance_shared_generation, fresh_generation
+from board.class_recompute import recompute_class
+from board.models import (
+    Benchmark,
+    BoardGeneration,
+    HardwareClass,
+)
+from config.after_answer import publish_after_answer
+
+logger = logging.getLogger("aeon.board")
+
+
+_deferred = threading.local()
+
+
+@contextmanager
+def read_models_deferred():
+    """Within this block, commits do not recompute read models one by one (a rebuild or a bulk
+    load records thousands of runs); the caller calls `recompute_all_read_models()` after."""
+    previous = getattr(_deferred, "active", False)
+    _deferred.active = True
+    try:
+        yield
+    finally:
+        _deferred.active = previous
+
+
+def read_models_changed(*, hardware_class_id: int | None, model_id: int | None) -> None:
+    """What a page or an API answer shows changed in (class, model): once the transaction
+    commits, the generation moves once (raw answers are fresh now) and one recompute of the
+    affected read models is queued per (class, model), however often a transaction says so
+    (the recompute moves the generation again once the read models are rewritten). Neither can
+    fail the transaction's answer: it committed already (`_after_commit`)."""
+    if getattr(_deferred, "active", False):
+        return
+    changed = _changes_of_transaction()
+    if hardware_class_id is not None or model_id is not None:
+        changed.add((hardware_class_id, model_id))
+
+
+class _Changes(set):
+    """The (class, model) pairs one transaction changed, published once it commits."""
+
+    published = False
+
+    def publish(self) -> None:
+        self.published = True
+        _after_commit(bump_generation)
+        recompute = _recompute_task()
+        for hardware_class_id, model_id in sorted(self, key=str):
+            _after_commit(partial(publish_after_answer, recompute, hardware_class_id, model_id))
+
+
+RECOMPUTE_TASK = "board.tasks.recompute_read_models"
+
+
+def _recompute_task():
+    """The recompute task, by name from Celery's registry (board/tasks.py imports this module,
+    never the other way round); the app's task modules are imported first when no one has yet
+    (a web process)."""
+    if RECOMPUTE_TASK not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks[RECOMPUTE_TASK]
+
+
+def _changes_of_transaction() -> _Changes:
+    """The changes the current transaction has collected so far, published once it commits (a
+    new set, registered with its commit, when it has none yet: after a commit or a rollback the
+    connection's hooks are cleared, and so is the set with them; a set published already, whose
+    hook a test ran without a commit, is never added to again)."""
+    conn = transaction.get_connection()
+    for _savepoints, hook, _robust in conn.run_on_commit:
+        changes = getattr(hook, "__self__", None)
+        if isinstance(changes, _Changes) and not changes.published:
+            return changes
+    changes = _Changes()
+    transaction.on_commit(changes.publish, robust=True)
+    return changes
+
+
+def _after_commit(work) -> None:
+    """Work that follows a commit: a failure (the cache or the broker unreachable) is logged,
+    never raised into the committed request's answer. A generation move lost that way is made
+    good by the next one (the recompute's own, or the next commit's); a recompute lost that way
+    by the next commit in that class (`manage.py rebuild_board` rewrites them all); a weight
+    check by the beat's sweep (docs/operations.md §Background work)."""
+    try:
+        work()
+    except Exception:
+        logger.exception("work after a commit failed (the commit stands): %r", work)
+
+
+def bump_generation() -> None:
+    """A new generation number (in the database, and in the shared cache when there is one):
+    every answer cached under the old one is stale."""
+    if not BoardGeneration.objects.filter(pk=1).update(number=F("number") + 1):
+        BoardGeneration.objects.get_or_create(pk=1, defaults={"number": fresh_generation()})
+    advance_shared_generation()
+
+
+def recompute_read_models(*, hardware_class_id: int | None, model_id: int | None) -> None:
+    """Rewrite what a change in (class, model) can affect: the class's class-wide crowns and
+    summary, and its crowns and reproductions for the model. The model's best composite sets the
+    quality floor on every class, so every other class holding the model is redone as well."""
+    class_ids = {hardware_class_id} if hardware_class_id is not None else set()
+    if model_id is not None:
+        class_ids |= set(
+            Benchmark.objects.filter(model_id=model_id)
+            .values_list("hardware_class_id", flat=True)
+            .distinct()
+        )
+    with transaction.atomic():
+        # One recompute per class at a time: the row lock orders concurrent tasks.
+        locked = HardwareClass.objects.select_for_update().filter(pk__in=class_ids).order_by("pk")
+        for hardware_class in locked:
+            recompute_class(hardware_class, None if model_id is None else {model_id})
+        transaction.on_commit(partial(_after_commit, bump_generation))
+
+
+def recompute_all_read_models() -> None:
+    """Rewrite every read model from the benchmark table (after a rebuild or a bulk load)."""
+    with transaction.atomic():
+        for hardware_class in HardwareClass.objects.select_for_update().order_by("pk"):
+            recompute_class(hardware_class, None)
+        transaction.on_commit(partial(_after_commit, bump_generation))

@@ -1,0 +1,117 @@
+"""Checkpoints: their rows stored first-write-wins, and a final's rows merged with them."""
+
+import json
+
+from django.db import (
+    transaction,
+)
+from django.utils import timezone
+
+from board.jsonsafe import storable
+from recipes.secret_scan import json_may_hold_token
+from submissions.ingest.answers import Submission, answer_closed_session
+from submissions.ingest.outcomes import Outcome
+from submissions.models import (
+    LIVE_SESSION_STATUSES,
+    CheckpointRow,
+    RunSession,
+    SessionBundle,
+    SessionStatus,
+)
+from submissions.signing import (
+    canonical_text,
+)
+
+
+def record_checkpoint(submission: Submission) -> Outcome:
+    """Store the cases not stored yet (first write wins), under the session's row lock."""
+    session = submission.session
+    # The column holds the storable id (no NUL), as board results do; row_json the original, in
+    # its canonical text (made with the signed bytes).
+    rows = submission.bundle["results"]
+    texts = submission.row_texts or [canonical_text(row) for row in rows]
+    sent = {storable(row["case_id"]): text for row, text in zip(rows, texts, strict=True)}
+    submission.evidence.stored()
+    now = timezone.now()
+    with transaction.atomic():
+        locked = RunSession.objects.select_for_update().get(pk=session.pk)
+        if locked.status not in LIVE_SESSION_STATUSES:
+            return answer_closed_session(locked, submission)
+        stored = set(CheckpointRow.objects.filter(session=locked).values_list("case_id", flat=True))
+        new_ids = [case_id for case_id in sent if case_id not in stored]
+        CheckpointRow.objects.bulk_create(
+            [
+                CheckpointRow(
+                    session=locked,
+                    case_id=case_id,
+                    position=len(stored) + i,
+                    row_json=sent[case_id],
+                )
+                for i, case_id in enumerate(new_ids)
+            ]
+        )
+        SessionBundle.objects.create(session=locked, raw_id=submission.digest, final=False)
+        locked.status = SessionStatus.RUNNING
+        locked.job_sig = locked.job_sig or submission.job_sig
+        locked.last_progress_at = now
+        locked.checkpoints += 1
+        locked.save(update_fields=["status", "job_sig", "last_progress_at", "checkpoints"])
+    return Outcome(
+        200,
+        {
+            "ok": True,
+            "run_id": locked.run_id,
+            "final": False,
+            "n_results": len(stored) + len(new_ids),
+        },
+        **submission.context,
+    )
+
+
+def checkpointed_text(session: RunSession) -> str | None:
+    """The session's checkpointed rows as stored: their JSON texts joined as one array's items
+    (None: no row)."""
+    texts = list(
+        CheckpointRow.objects.filter(session_id=session.pk)
+        .order_by("position")
+        .values_list("row_json", flat=True)
+    )
+    return ", ".join(texts) if texts else None
+
+
+def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
+    """Checkpointed rows first (first write per case wins), then the final's new cases."""
+    joined = checkpointed_text(session) if session.checkpoints else None
+    return merge_rows(joined, final_rows)[0]
+
+
+def merge_rows(
+    joined: str | None, final_rows: list[dict], final_texts: list[str] | None = None
+) -> tuple[list[dict], bool]:
+    """The final's rows merged after the checkpointed ones (`joined`: their stored texts joined,
+    `checkpointed_text`), first write of a case winning; and whether the checkpointed ones hold
+    no prefixed token the final's own text scan did not read (each one the final sent again
+    unchanged, or one pass over their stored text finds none: recipes/secret_scan.py).
+    `final_texts`: the canonical text of each of the final's rows."""
+    if not joined:
+        return final_rows, True
+    # The final resends its checkpointed rows first, unchanged (as pods do): their stored texts
+    # are then the start of the final's, up to a separator between two rows. Both are sequences
+    # of whole JSON values, so the stored ones are exactly the final's first rows, and the
+    # merged rows are the final's own (no row is parsed again).
+    sent = ", ".join(final_texts) if final_texts is not None else None
+    if (
+        sent is not None
+        and sent.startswith(joined)
+        and sent[len(joined) : len(joined) + 2] in ("", ", ")
+    ):
+        return final_rows, True
+    # Each row_json is the board's own JSON text of one row: joined as json.dumps joins list
+    # items, they are the array's text.
+    rows = json.loads(f"[{joined}]")
+    seen = {row["case_id"] for row in rows}
+    # The final resends its checkpointed rows: unchanged, their strings are the final's own.
+    final_by_case = {row["case_id"]: row for row in final_rows}
+    resent = all(final_by_case.get(row["case_id"]) == row for row in rows)
+    rows.extend(row for row in final_rows if row["case_id"] not in seen)
+    return rows, resent or not json_may_hold_token(joined)
