@@ -5,7 +5,8 @@
 // - it draws its operations in a <main> and its title and description beside it, outside any
 //   landmark: that header becomes the page's banner;
 // - an opened operation's responses are a region without a name, "Try it out" draws choices
-//   without a label, and its JSON examples scroll without taking focus: each gets what it lacks.
+//   without a label, its JSON examples scroll without taking focus, and an opened schema's enum
+//   toggles are icons without a name: each gets what it lacks.
 // Runs again whenever the UI redraws (an operation opened, a model shown).
 (function () {
   "use strict";
@@ -56,7 +57,17 @@
     });
   }
 
+  // An opened schema's enums toggle with a button holding only an icon: named after its schema.
+  function nameToggles(root) {
+    root.querySelectorAll("button.model-box-control:not([aria-label])").forEach(function (button) {
+      if (button.textContent.trim()) return;
+      var model = button.closest("[id^=model-]");
+      button.setAttribute("aria-label", "Show or hide " + (model ? model.id.slice(6) : "the details"));
+    });
+  }
+
   function fix(root) {
+    nameToggles(root);
     headerAsBanner(root);
     nameResponses(root);
     nameChoices(root);
