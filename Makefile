@@ -17,6 +17,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# axe-core for the accessibility tests (tests/test_accessibility.py), pinned in package.json and
+# package-lock.json; npm ci installs exactly the locked version into node_modules/.
+NODE_STAMP := node_modules/.package-lock.json
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
 # The settings fail closed (production) unless the development configuration is chosen: these
 # targets choose it explicitly; `make prod` runs the production configuration.
 run test bench bench-reads: export AEON_ENV = development
@@ -37,7 +44,7 @@ prod: setup
 # PYTEST_ARGS: e.g. `-n 2 --dist loadfile --no-loadscope-reorder` as .ci/run passes it, with one
 # Redis database per worker in AEON_TEST_REDIS_URL (docs/README.md §The test suite).
 PYTEST_ARGS ?=
-test: setup
+test: setup $(NODE_STAMP)
 	$(PY) -m playwright --version >/dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -60,4 +67,4 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var node_modules

@@ -343,6 +343,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No deep links: Swagger UI puts each operation's link inside its expand button, a control
+    # nested in a control that keyboards and screen readers cannot reach (axe, nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
 }
 
 # Absolute URLs (the run page given to pods, canonical and OpenGraph links, exports) are built

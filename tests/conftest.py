@@ -49,6 +49,7 @@ LONGEST_FIRST = (
     "test_publish_nothing_harmful.py",
     "test_prod_stack.py",
     "test_pages_browser.py",
+    "test_accessibility.py",
 )
 
 

@@ -48,16 +48,18 @@ def chart(chart, prefix: str = "chart"):
     JavaScript."""
     element_id = f"{prefix}-{chart.key}"
     data = json_script(chart.figure, f"{element_id}-figure", encoder=PlotlyJSONEncoder)
+    # The figure is named by its caption, which says where its figures are in words; the drawing
+    # is no role="img": plotly puts focusable controls (zoom, download) inside it.
     return format_html(
-        '<figure class="chart-box"><figcaption>{}<small>{}</small></figcaption>'
-        '<div class="chart" id="{}" data-figure="{}-figure" role="img" aria-label="{}">'
+        '<figure class="chart-box"><figcaption>{}<small>{}</small>'
+        '<span class="visually-hidden"> A chart: its figures are in the table below.</span>'
+        '</figcaption><div class="chart" id="{}" data-figure="{}-figure">'
         '<p class="fallback">The chart draws with JavaScript; its figures are in the table '
         "below.</p></div>{}</figure>",
         chart.title,
         chart.caption,
         element_id,
         element_id,
-        chart.title,
         data,
     )
 

@@ -1,4 +1,5 @@
-// Progressive enhancement for every page: the theme toggle, sortable tables and copy buttons.
+// Progressive enhancement for every page: the theme toggle, sortable tables, copy buttons and
+// keyboard-scrollable wide boxes.
 // Without JavaScript the pages read the same; these only add conveniences.
 (function () {
   "use strict";
@@ -100,20 +101,37 @@
     });
   }
 
+  // What a copy did, told to screen readers too (the button's own new text is not announced).
+  function copyStatus() {
+    var status = document.getElementById("copy-status");
+    if (!status) {
+      status = document.createElement("p");
+      status.id = "copy-status";
+      status.className = "visually-hidden";
+      status.setAttribute("role", "status");
+      (document.getElementById("main") || document.body).appendChild(status);
+    }
+    return status;
+  }
+
   function initCopyButtons() {
     document.querySelectorAll("button.copy[data-copy]").forEach(function (button) {
       var source = document.getElementById(button.getAttribute("data-copy"));
       if (!source || !navigator.clipboard) return;
       button.hidden = false;
+      var status = copyStatus();
       button.addEventListener("click", function () {
+        status.textContent = "";
         navigator.clipboard.writeText(source.textContent).then(
           function () {
+            status.textContent = "Copied to the clipboard.";
             button.textContent = "Copied";
             window.setTimeout(function () {
               button.textContent = "Copy";
             }, 2000);
           },
           function () {
+            status.textContent = "Could not copy: select the text and copy it.";
             button.textContent = "Select and copy";
           }
         );
@@ -121,9 +139,43 @@
     });
   }
 
+  // A box that scrolls sideways (a wide table on a phone, a long command) can be scrolled from the
+  // keyboard only if it takes focus: each one that overflows now is a tab stop, a table's box a
+  // region named by the table's caption. Boxes that fit stay out of the tab order.
+  var scrollerCount = 0;
+  function reachScrollers() {
+    document.querySelectorAll(".table-wrap, pre").forEach(function (box) {
+      var overflows = box.scrollWidth > box.clientWidth + 1;
+      if (overflows && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("data-scroller", "");
+        if (box.classList.contains("table-wrap")) {
+          box.setAttribute("role", "region");
+          var caption = box.querySelector("caption");
+          if (caption) {
+            if (!caption.id) caption.id = "scroller-caption-" + ++scrollerCount;
+            box.setAttribute("aria-labelledby", caption.id);
+          } else {
+            box.setAttribute("aria-label", "Table, scrolls sideways");
+          }
+        }
+      } else if (!overflows && box.hasAttribute("data-scroller")) {
+        ["tabindex", "data-scroller", "role", "aria-labelledby", "aria-label"].forEach(function (name) {
+          box.removeAttribute(name);
+        });
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     initThemeToggle();
     initSortableTables();
     initCopyButtons();
+    reachScrollers();
+    var resizing = null;
+    window.addEventListener("resize", function () {
+      window.clearTimeout(resizing);
+      resizing = window.setTimeout(reachScrollers, 150);
+    });
   });
 })();
