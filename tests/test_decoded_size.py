@@ -26,7 +26,8 @@ from submissions.jsonbody import (
     parse_json,
 )
 from tests.podchannel import MODEL, TEXT_SUITE, raw_request, results_path
-from tests.test_token_before_body import gunicorn_board, memory_kib, workers_of  # noqa: F401
+from tests.processes import children_of, memory_kib
+from tests.test_token_before_body import gunicorn_board  # noqa: F401
 
 MIB = 1024 * 1024
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -180,7 +181,7 @@ def test_worker_memory_grows_at_most_4x_the_body_for_any_shape(gunicorn_board): 
             + results
             + b'}, "signature": "AAAA"}'
         )
-        workers = workers_of(master)
+        workers = children_of(master)
         before = {pid: memory_kib(pid)["VmRSS"] for pid in workers}
         for pid in workers:
             Path(f"/proc/{pid}/clear_refs").write_text("5")

@@ -233,14 +233,11 @@ def test_production_installs_no_tooling_and_config_routes_no_benchmark():
 
 
 def test_no_product_module_imports_the_tooling():
-    # run_demo (`make run`) is the one development command left in the product's folders; it is
-    # never run in production, where the demo it loads is not installed.
-    allowed = {ROOT / "submissions/management/commands/run_demo.py"}
     pattern = re.compile(r"^\s*(?:from|import)\s+(demo|benchtools|tests)\b", re.M)
     offenders = [
         str(path.relative_to(ROOT))
         for folder in PRODUCT
         for path in (ROOT / folder).rglob("*.py")
-        if path not in allowed and pattern.search(path.read_text(encoding="utf-8"))
+        if pattern.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
