@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from submissions.demo.bundles import DEMO_MODELS
+from demo.bundles import DEMO_MODELS
 from tests import test_pages_browser as pages
 from tests.conftest import missing_service
 from tests.test_pages_browser import DESKTOP, PHONE, Visit, charts_drawn, page_paths

@@ -111,7 +111,7 @@ def test_every_demo_and_fixture_bundle_passes():
 
 
 def test_the_bench_64_mib_final_passes_and_only_its_structure_is_counted():
-    from submissions.management.commands.bench_ingest import Command, big_text_bundle
+    from benchtools.management.commands.bench_ingest import Command, big_text_bundle
 
     bundle = big_text_bundle(Command._text_bundle(0, False))
     body = json.dumps({"bundle": bundle, "signature": "A" * 88}).encode()
