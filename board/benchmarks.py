@@ -84,14 +84,18 @@ def model_for(model_name: str, hf_repo: str, *, frontier: bool) -> BenchModel:
     return bench_model
 
 
-def name_model_from_hub(run: Run) -> None:
+def name_model_from_hub(run: Run, hub_name: str = "") -> None:
     """A verified run's repository is as the Hub answered for it at its commit: the model takes
-    that name and repository (and is open weights)."""
+    the Hub's spelling of it (`hub_name`, the id the Hub answered; the pod's spelling when the
+    Hub gave none, or named another repository) and is open weights."""
     if run.verification != Verification.VERIFIED or not run.benchmark_id or not run.hf_repo:
         return
+    typed = run.hf_repo.strip()
+    name = hub_name if hub_name and hub_name.lower() == typed.lower() else typed
+    name = storable(name)[:300]
     BenchModel.objects.filter(benchmarks=run.benchmark_id).exclude(
-        hf_repo=run.hf_repo, display_name=run.hf_repo, is_frontier=False
-    ).update(hf_repo=run.hf_repo, display_name=run.hf_repo, is_frontier=False)
+        hf_repo=name, display_name=name, is_frontier=False
+    ).update(hf_repo=name, display_name=name, is_frontier=False)
 
 
 @dataclass(frozen=True)

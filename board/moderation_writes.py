@@ -32,6 +32,7 @@ def record_weight_verdict(
     attempts: int,
     checked_at: datetime,
     model_facts: dict | None = None,
+    hub_name: str = "",
 ) -> Run:
     """Store the weight check's verdict on a run (with the model facts of a verified commit),
     decide its trust again, mark its cohorts against their rooflines and rewrite its benchmark,
@@ -51,7 +52,7 @@ def record_weight_verdict(
         run.model_facts = storable(model_facts or {})
         apply_roofline(run)
         run.save()
-        name_model_from_hub(run)
+        name_model_from_hub(run, hub_name)
         if run.benchmark_id:
             benchmark = refresh_benchmark(run.benchmark_id)
             read_models_changed(

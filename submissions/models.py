@@ -214,6 +214,9 @@ class WeightCheckCache(models.Model):
     config_size = models.BigIntegerField(null=True)
     config = models.JSONField(null=True)
     config_state = models.CharField(max_length=16, blank=True)
+    # The repository's id as the Hub answered it (its own capitalisation): a verified run's model
+    # is named by it (docs/trust-and-ranking.md §Models). "" for answers cached before.
+    repo_id = models.CharField(max_length=300, blank=True)
 
     class Meta:
         constraints = [

@@ -95,6 +95,7 @@ def hub_answer(repo: str, commit: str) -> HubAnswer:
         files=cached.files,
         weight_bytes=cached.weight_bytes,
         config_size=cached.config_size,
+        repo_id=cached.repo_id,
     )
 
 
@@ -103,6 +104,7 @@ def _facts_inputs(answer: HubAnswer) -> dict:
         "weight_bytes": answer.weight_bytes,
         "config_size": answer.config_size,
         "config_state": "none" if answer.config_size is None else "listed",
+        "repo_id": answer.repo_id[:300],
     }
 
 
@@ -207,6 +209,7 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
         differences=(),
         drafter: str = "",
         facts: ModelFacts | None = None,
+        hub_name: str = "",
     ):
         # The verdict and the manifest version saying so commit together or not at all: a
         # failure in between (the database gone) leaves the run pending, to be checked again,
@@ -222,6 +225,7 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
                 attempts=attempts,
                 checked_at=timezone.now(),
                 model_facts=facts.to_json() if facts is not None else {},
+                hub_name=hub_name,
             )
             anchor_services.after_weight_verdict(run_id, verdict)
         return verdict
@@ -279,6 +283,7 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
         differences=check.differences,
         drafter=drafter,
         facts=facts,
+        hub_name=answer.repo_id,
     )
 
 

@@ -64,12 +64,13 @@ class FileDifference:
 class HubAnswer:
     """What the Hub lists at one commit: weight files only, path → LFS sha256 (None if not LFS);
     the sum of their sizes (None unless the Hub lists every one); the size of `config.json`
-    (None when it lists none)."""
+    (None when it lists none); the repository's id as the Hub spells it ("" when not known)."""
 
     commit: str
     files: dict[str, str | None]
     weight_bytes: int | None = None
     config_size: int | None = None
+    repo_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ def fetch_hub_answer(
         files=files,
         weight_bytes=sum(sizes) if sizes and None not in sizes else None,
         config_size=None if config is None else (_size_of(config) or 0),
+        repo_id=info.id if isinstance(info.id, str) else "",
     )
 
 

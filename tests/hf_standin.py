@@ -204,6 +204,12 @@ class HubStandIn:
             failure = queued.pop(0) if queued else None
             gate = self._gates.get(repo_id)
             repo = self._repos.get(repo_id)
+            if repo is None:  # the Hub finds a repository whatever the case it is asked in
+                spelled = next(
+                    (known for known in self._repos if known.lower() == repo_id.lower()), None
+                )
+                if spelled is not None:
+                    repo_id, repo = spelled, self._repos[spelled]
             commit = _resolve(repo, revision) if repo is not None else None
             files = dict(repo.commits[commit]) if repo is not None and commit else None
             contents = dict(repo.contents.get(commit, {})) if repo is not None and commit else {}

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from board.models import Run
+from board.models import BenchModel, Run
 from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, weights_for
 from submissions.models import WeightCheckCache
 from tests.boardjobs import (
@@ -296,3 +296,22 @@ def test_a_hub_unavailable_for_24_hours_leaves_the_run_unverifiable(pod, hub, bo
     run = run_of(board_url, run_id)
     assert (run["verification"], run["trust_tier"]) == ("unverifiable", "self_reported")
     assert "24 h" in run["verification_note"]
+
+
+def test_a_verified_model_is_named_as_the_hub_spells_its_repository(pod, hub, board_url):
+    """docs/trust-and-ranking.md §Models: the Hub finds a repository whatever the case it is
+    asked in and answers with its own spelling; the verified model takes that spelling, not the
+    one the pod typed."""
+    put_on_hub(hub, MODEL)
+    typed = MODEL.hf_repo.upper()
+    job = core_job(MODEL)
+    for _, _, _, bundle in job:
+        bundle["hf_repo"] = typed
+
+    answers = submit_job(pod, job)
+
+    assert [a.body["verification"] for a in answers] == ["verified", "verified"]
+    assert benchmark_of(board_url, answers)["model"] == MODEL.hf_repo.lower()  # its id
+    model = BenchModel.objects.get(canonical_id=MODEL.hf_repo.lower())
+    assert (model.display_name, model.hf_repo) == (MODEL.hf_repo, MODEL.hf_repo) != (typed, typed)
+    assert WeightCheckCache.objects.get(repo=typed).repo_id == MODEL.hf_repo
