@@ -21,6 +21,7 @@ import logging
 import time
 from contextvars import ContextVar
 
+from django.apps import apps
 from django.db import DatabaseError, connections, transaction
 
 logger = logging.getLogger("aeon.dbrouter")
@@ -99,9 +100,8 @@ def _choose() -> str:
 
 def board_generation(alias: str) -> int | None:
     """The board generation as `alias` holds it (a raw query: the router is not asked again)."""
-    from board.models import BoardGeneration
-
+    table = apps.get_model("board", "BoardGeneration")._meta.db_table  # config/ imports no app
     with connections[alias].cursor() as cursor:
-        cursor.execute(f"SELECT number FROM {BoardGeneration._meta.db_table} WHERE id = 1")
+        cursor.execute(f"SELECT number FROM {table} WHERE id = 1")
         row = cursor.fetchone()
     return row[0] if row else None

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 
 from board import lab_selectors
 from board import selectors as board_selectors
-from board.public import public_bundle_chunks, public_bundle_head
+from board.public_bundle import public_bundle_chunks, public_bundle_head
 from board.tables import benchmark_rows
 from config.api_errors import Reason
 from submissions import selectors
@@ -154,7 +154,7 @@ def run_bundle(request, run_id: str):
 
 @require_GET
 def run_public_bundle(request, run_id: str):
-    """The run's bundle as the public may have it (board/public.py): scrubbed, a download,
+    """The run's bundle as the public may have it (board/public_bundle.py): scrubbed, a download,
     streamed a batch of cases at a time. Its ETag hashes everything about the run that can
     change after its commit; an If-None-Match naming it is answered 304 without reading cases."""
     run = board_selectors.public_run(run_id)

@@ -233,16 +233,18 @@ def consumed(response) -> None:
 
 def test_memory_per_request_follows_the_page_not_the_run(pod, client):
     """A page of the run API and the whole public copy of a run four times larger cost about
-    the same memory: a page, a batch — never the run. (The cases are made 8 KB each in their
-    rows after the upload, to spare the machine a 13 MB ingest.)"""
-    padding = "lorem ipsum dolor sit amet " * 300  # ~8 KB a case
-    small, _ = submit(pod, 2 * PUBLIC_COPY_BATCH)
-    large, _ = submit(pod, 8 * PUBLIC_COPY_BATCH)
+    the same memory: a page, a batch — never the run. The cases are made 40 KB each in their
+    rows after the upload (to spare the machine a 16 MB ingest), so a batch of the copy is capped
+    by its bytes (PUBLIC_COPY_BATCH_BYTES): the runs stream in 2 and 8 batches."""
+    padding = "lorem ipsum dolor sit amet " * 1500  # ~40 KB a case
+    per_batch = PUBLIC_COPY_BATCH_BYTES // len(padding)
+    small, _ = submit(pod, 2 * per_batch)
+    large, _ = submit(pod, 8 * per_batch)
     for run_id in (small, large):
         Result.objects.filter(run__run_id=run_id).update(raw_output=padding.encode())
     peaks = {}
     for run_id in (small, large):
-        for path in (f"/api/v1/runs/{run_id}?page_size=200", f"/runs/{run_id}/public.json"):
+        for path in (f"/api/v1/runs/{run_id}?page_size={per_batch}", f"/runs/{run_id}/public.json"):
             consumed(client.get(path))  # warm: imports and caches are not the request's cost
             kind = "api" if path.startswith("/api/") else "copy"
             peaks[kind, run_id] = traced_peak(lambda path=path: consumed(client.get(path)))
