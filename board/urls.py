@@ -89,7 +89,7 @@ urlpatterns = [
 # the query parameters each one reads: a request carrying any other parameter is rendered and
 # never stored. The pod page is not here: it shows ingest outcomes that move no generation.
 PAGE_PARAMS = {
-    "home": ("hardware", "model", "q", "ranked", "page"),
+    "home": ("hardware", "model", "q", "ranked", "self_reported", "page"),
     "hardware-index": (),
     "hardware": ("page",),
     "models": ("q", "page"),
