@@ -87,6 +87,7 @@ SERVER_MADE = {
     ("submissions", "WeightCheckCache", "weight_bytes"): "sum of the Hub's LFS sizes",
     ("submissions", "WeightCheckCache", "config_size"): "bytes of the Hub's config.json",
     ("submissions", "WeightCheckCache", "config_state"): "a state word of the fetch",
+    ("submissions", "WeightCheckCache", "repo_id"): "the id the Hub answered",
     ("submissions", "RunSession", "nonce"): "token_hex(16)",
     ("submissions", "RunSession", "token_sha256"): "sha256 hex",
     ("submissions", "RunSession", "status"): "SessionStatus",

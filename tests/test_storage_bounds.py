@@ -134,7 +134,9 @@ def test_the_cleanup_deletes_what_expired_and_keeps_the_rest(pod, settings, capl
     RawBundle.objects.update(stored_at=timezone.now() - timedelta(days=2))
 
     with caplog.at_level(logging.INFO, logger="aeon.cleanup"):
-        cleaned = clean_up_pod_channel.apply().get()
+        # Run as the beat's task runs (in this process: .get() on it would refuse to block
+        # after a test of this worker started a Celery worker in-process).
+        cleaned = clean_up_pod_channel.apply().result
 
     assert cleaned == {
         "challenges": 1,
