@@ -67,6 +67,15 @@ def waited_before(attempts: int) -> int:
     return sum(backoff_seconds(attempt, first, cap) for attempt in range(min(attempts, 500)))
 
 
+def _hub() -> dict:
+    """Where and how the board asks the Hub (AEON_HF_ENDPOINT, its token and timeout)."""
+    return {
+        "endpoint": settings.AEON_HF_ENDPOINT,
+        "token": settings.AEON_HF_TOKEN,
+        "timeout": settings.AEON_HF_TIMEOUT_SECONDS,
+    }
+
+
 def hub_answer(repo: str, commit: str) -> HubAnswer:
     """The Hub's weight files of `repo` at `commit`, asked once per commit and then cached.
     Raises HubRefused (cached for AEON_HF_REFUSED_CACHE_SECONDS: access can be granted later)
@@ -76,13 +85,7 @@ def hub_answer(repo: str, commit: str) -> HubAnswer:
         cached = None
     if cached is None:
         try:
-            answer = fetch_hub_answer(
-                repo,
-                commit,
-                endpoint=settings.AEON_HF_ENDPOINT,
-                token=settings.AEON_HF_TOKEN,
-                timeout=settings.AEON_HF_TIMEOUT_SECONDS,
-            )
+            answer = fetch_hub_answer(repo, commit, **_hub())
         except HubRefused:
             _remember(repo, commit, found=False, files={})
             raise
@@ -115,13 +118,7 @@ def hub_facts(repo: str, commit: str) -> ModelFacts:
     cached = WeightCheckCache.objects.get(repo=repo, commit=commit)
     changed: dict = {}
     if cached.config_state == "" and not cached.demo:  # cached before the board read facts
-        answer = fetch_hub_answer(
-            repo,
-            commit,
-            endpoint=settings.AEON_HF_ENDPOINT,
-            token=settings.AEON_HF_TOKEN,
-            timeout=settings.AEON_HF_TIMEOUT_SECONDS,
-        )
+        answer = fetch_hub_answer(repo, commit, **_hub())
         changed.update(_facts_inputs(answer))
     state = changed.get("config_state", cached.config_state)
     if state == "listed":
@@ -130,13 +127,7 @@ def hub_facts(repo: str, commit: str) -> ModelFacts:
             changed["config_state"] = "too_large"
         else:
             try:
-                config = fetch_config(
-                    repo,
-                    commit,
-                    endpoint=settings.AEON_HF_ENDPOINT,
-                    token=settings.AEON_HF_TOKEN,
-                    timeout=settings.AEON_HF_TIMEOUT_SECONDS,
-                )
+                config = fetch_config(repo, commit, **_hub())
             except HubRefused:
                 config = None
             changed.update(config=config, config_state="found" if config else "unreadable")
