@@ -8,7 +8,7 @@ from importlib import metadata
 
 from django.conf import settings
 
-SOURCE_DIRS = ("anchor", "board", "config", "recipes", "submissions", "templates")
+SOURCE_DIRS = ("anchor", "board", "config", "evidence", "recipes", "submissions", "templates")
 SOURCE_SUFFIXES = (".py", ".html", ".json")
 
 

@@ -7,9 +7,9 @@ job_group or start stamps, no raw commands or host paths, no token-looking strin
 import hashlib
 
 from board.models import Run
+from evidence.signing import canonical_json
 from recipes.scrub import public_value, scrub_extras
 from recipes.secret_scan import looks_like_token
-from submissions.signing import canonical_json
 
 FORMAT = "aeon-bench.run-manifest"
 FORMAT_VERSION = 1

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from anchor.keyring import published_public_keys
 from anchor.manifests import document_bytes, sha256_hex
 from anchor.models import RunManifest
-from submissions.signing import verify_signature
+from evidence.signing import verify_signature
 
 
 @dataclass(frozen=True)

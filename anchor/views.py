@@ -19,7 +19,7 @@ from anchor.build import board_version, build_hash
 from anchor.keyring import as_document, published_keys
 from anchor.keys import BoardKeyError, load_board_key
 from config.api_errors import Reason, json_error
-from submissions.signing import canonical_json
+from evidence.signing import canonical_json
 
 NONCE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 ALG = "ed25519"

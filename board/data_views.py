@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 from board import datasets
 from board.models import DatasetExport
 from config.api_errors import Reason, json_error
-from submissions.blobstore import BlobStoreUnavailable
+from evidence.blobstore import BlobStoreUnavailable
 
 
 def datasheet(request):

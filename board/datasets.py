@@ -235,7 +235,7 @@ def _csv(rows: list[dict], columns: dict) -> bytes:
 
 def write_dataset() -> DatasetExport:
     """Read the three tables, store each file in the evidence store, record the export."""
-    from submissions.blobstore import blob_store, sha256_hex
+    from evidence.blobstore import blob_store, sha256_hex
 
     generation = BoardGeneration.objects.filter(pk=1).values_list("number", flat=True).first()
     tables = {
@@ -276,7 +276,7 @@ def latest_export() -> DatasetExport | None:
 
 
 def export_file(export: DatasetExport, name: str) -> tuple[bytes, dict] | None:
-    from submissions.blobstore import blob_store
+    from evidence.blobstore import blob_store
 
     entry = export.files.get(name)
     if entry is None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from submissions.signing import canonical_json
+from evidence.signing import canonical_json
 
 USER_AGENT = "aeon-pod/1.0 (+https://aeon-bench.com)"
 RETRIED_STATUSES = frozenset({403, 408, 425, 429, 500, 502, 503, 504})

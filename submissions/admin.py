@@ -7,8 +7,8 @@ from django.utils.html import format_html
 
 from anchor import moderation
 from anchor.admin_actions import reason_action
+from evidence.blobstore import BlobStoreUnavailable
 from submissions import selectors
-from submissions.blobstore import BlobStoreUnavailable
 from submissions.models import (
     DeviceKey,
     IngestLogEntry,

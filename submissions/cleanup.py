@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from board.models import Run
 from config.api_errors import Reason
-from submissions.blobstore import FileBlobStore, blob_store
+from evidence.blobstore import FileBlobStore, blob_store
 from submissions.models import (
     LIVE_SESSION_STATUSES,
     Challenge,

@@ -14,8 +14,8 @@ from board import selectors as board_selectors
 from board.public_bundle import public_bundle_chunks, public_bundle_head
 from board.tables import benchmark_rows
 from config.api_errors import Reason
+from evidence.blobstore import BlobStoreUnavailable
 from submissions import selectors
-from submissions.blobstore import BlobStoreUnavailable
 
 # What each outcome means to a visitor reading a pod's history (docs/protocol.md).
 REASON_MEANINGS = {

@@ -8,7 +8,7 @@ from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
 
 from board.models import Run
 from config.api_errors import Reason
-from submissions.blobstore import blob_store
+from evidence.blobstore import blob_store
 from submissions.models import DeviceKey, IngestLogEntry, IngestRoute, RawBundle
 
 # What a visitor learns from a pod's history: its uploads and their outcomes, not the

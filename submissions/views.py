@@ -15,8 +15,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from config.api_errors import Reason, json_error
 from config.site_url import absolute_url
+from evidence.blobstore import BlobStoreUnavailable
 from submissions import services
-from submissions.blobstore import BlobStoreUnavailable
 from submissions.jsonbody import BodyTooLarge, ReceivedBody, read_capped
 from submissions.models import IngestRoute
 from submissions.services import Outcome, Refusal

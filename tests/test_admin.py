@@ -3,9 +3,9 @@
 import pytest
 from django.contrib.auth import get_user_model
 
+from evidence.signing import key_fingerprint
 from submissions import services
 from submissions.models import DeviceKey, IngestLogEntry, KeyAuditEntry, KeyStatus
-from submissions.signing import key_fingerprint
 
 PUBLIC_KEY = "A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="
 

@@ -16,7 +16,7 @@ from anchor.keys import BoardKey, load_board_key
 from anchor.manifests import document_bytes, sha256_hex
 from anchor.models import RunManifest
 from demo.loader import prefill_hub_cache
-from submissions.signing import canonical_json, verify_signature
+from evidence.signing import canonical_json, verify_signature
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816
 

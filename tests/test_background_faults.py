@@ -347,7 +347,7 @@ def small_disk(tmp_path, settings):
 
 
 def test_a_full_disk_fails_readiness_and_leaves_no_temporary_file(client, small_disk):
-    from submissions.blobstore import BlobStoreUnavailable, blob_store
+    from evidence.blobstore import BlobStoreUnavailable, blob_store
 
     assert client.get("/readyz").json()["checks"]["blob_store"] == "ok"
     blob_store().put(b"first bundle")

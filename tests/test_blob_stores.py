@@ -26,7 +26,7 @@ from django.core.management import call_command
 
 from board.models import Result, Run
 from board.services import bump_generation
-from submissions.blobstore import blob_store
+from evidence.blobstore import blob_store
 from submissions.models import (
     IngestLogEntry,
     QuarantinedBundle,

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import CommandError, call_command
 
 from anchor.keys import BoardKeyError, load_board_key
-from submissions.signing import canonical_json, verify_signature
+from evidence.signing import canonical_json, verify_signature
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,8 +7,8 @@ is merged from the parsed stored rows, as before."""
 
 import json
 
+from evidence.signing import canonical_text
 from submissions.services import merge_rows
-from submissions.signing import canonical_text
 
 ROWS = [
     {"case_id": f"c{i}", "status": "ok", "score": i / 4, "raw_output": f"out, {i}", "tier": 1}

@@ -192,7 +192,7 @@ def test_caddy_drains_replicas_by_their_liveness_probe(caddy_config):
 # --- the product without its development tooling (issue 21 §3) ----------------------------------
 
 TOOLING = ("tests", "demo", "benchtools")
-PRODUCT = ("anchor", "board", "config", "recipes", "submissions")
+PRODUCT = ("anchor", "board", "config", "evidence", "recipes", "submissions")
 
 
 def test_the_image_leaves_out_the_tests_the_demo_and_the_benchmarks():

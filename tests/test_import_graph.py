@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("anchor", "benchtools", "board", "demo", "recipes", "submissions")
+APPS = ("anchor", "benchtools", "board", "demo", "evidence", "recipes", "submissions")
 PACKAGES = ("config", *APPS)
 
 # Today's cycles between modules, each a strongly connected component: none is left (issue 21

@@ -9,7 +9,7 @@ import pytest
 from board.models import Benchmark, DrafterCurve, FlagEffect, FlagPair
 from board.services import flag_benchmark
 from demo.loader import prefill_hub_cache
-from submissions.signing import key_fingerprint
+from evidence.signing import key_fingerprint
 from tests.boardjobs import read_api
 from tests.championjobs import GEMMA_816, _with_flag, submit
 

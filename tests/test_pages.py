@@ -22,7 +22,7 @@ from board.models import Benchmark
 from board.views import PAGE_SIZE
 from demo.bundles import DEMO_MODELS, PERF_SUITE_ID, TEXT_SUITE_ID, job_bundles
 from demo.loader import prefill_hub_cache
-from submissions.signing import key_fingerprint
+from evidence.signing import key_fingerprint
 from tests.boardjobs import as_local_run, core_job, read_api, submit_job
 
 pytestmark = pytest.mark.django_db(transaction=True)

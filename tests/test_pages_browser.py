@@ -21,8 +21,8 @@ from board.perf import CohortMark
 from demo.bundles import DEMO_MODELS, RECIPE_HISTORY, TEXT_SUITE_ID, job_bundles
 from demo.loader import prefill_hub_cache
 from demo.podclient import PodClient
+from evidence.signing import key_fingerprint
 from recipes.scrub import scrub_recipe
-from submissions.signing import key_fingerprint
 from tests.boardjobs import as_local_run, core_job, read_api, submit_job
 
 ROOT = Path(__file__).resolve().parent.parent

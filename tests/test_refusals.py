@@ -10,8 +10,9 @@ import pytest
 
 from board.models import Result, Run
 from demo.podclient import PodClient
+from evidence.blobstore import blob_store
+from evidence.signing import canonical_json, key_fingerprint
 from submissions import services
-from submissions.blobstore import blob_store
 from submissions.models import (
     DeviceKey,
     ForgeryEvent,
@@ -23,7 +24,6 @@ from submissions.models import (
     RunSession,
     SessionStatus,
 )
-from submissions.signing import canonical_json, key_fingerprint
 from tests.podchannel import (
     LIVE_DB,
     MODEL,

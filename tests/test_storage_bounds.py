@@ -15,8 +15,8 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from config.api_errors import Reason
+from evidence.blobstore import blob_store
 from submissions import cleanup
-from submissions.blobstore import blob_store
 from submissions.models import (
     Challenge,
     CheckpointRow,

@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 
 from anchor.models import RunManifest
 from demo.loader import prefill_hub_cache
+from evidence.signing import canonical_json, verify_signature
 from submissions.rebuild import rebuild_board
-from submissions.signing import canonical_json, verify_signature
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816
 

@@ -1,6 +1,6 @@
 """The published vectors (tests/fixtures/vectors.json) verify with our canonical JSON and signatures.
 
-No Django and no database: `submissions.signing` is the exact byte contract of docs/protocol.md §Canonical JSON and signatures.
+No Django and no database: `evidence.signing` is the exact byte contract of docs/protocol.md §Canonical JSON and signatures.
 """
 
 import base64
@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from submissions.signing import (
+from evidence.signing import (
     canonical_json,
     canonical_json_with_items,
     canonical_text,

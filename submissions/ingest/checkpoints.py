@@ -8,6 +8,9 @@ from django.db import (
 from django.utils import timezone
 
 from board.jsonsafe import storable
+from evidence.signing import (
+    canonical_text,
+)
 from recipes.secret_scan import json_may_hold_token
 from submissions.ingest.answers import Submission, answer_closed_session
 from submissions.ingest.outcomes import Outcome
@@ -17,9 +20,6 @@ from submissions.models import (
     RunSession,
     SessionBundle,
     SessionStatus,
-)
-from submissions.signing import (
-    canonical_text,
 )
 
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 
-from submissions.blobstore import BlobStoreUnavailable, blob_store
+from evidence.blobstore import BlobStoreUnavailable, blob_store
 from submissions.jsonbody import ReceivedBody
 from submissions.models import (
     RawBundle,

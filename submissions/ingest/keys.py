@@ -15,6 +15,11 @@ from django.utils import timezone
 
 from anchor import tasks as anchor_tasks
 from config.api_errors import Reason
+from evidence.signing import (
+    decode_public_key,
+    key_fingerprint,
+    verify_signature,
+)
 from submissions.ingest.evidence import Evidence
 from submissions.ingest.outcomes import Outcome, Refusal, parse_body
 from submissions.models import (
@@ -32,11 +37,6 @@ from submissions.schemas import (
     EnrollRequest,
     SchemaError,
     parse_request,
-)
-from submissions.signing import (
-    decode_public_key,
-    key_fingerprint,
-    verify_signature,
 )
 
 FORGERY_WINDOW = timedelta(hours=24)

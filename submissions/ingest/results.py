@@ -11,6 +11,12 @@ from django.db import (
 
 from board import services as board_services
 from config.api_errors import Reason
+from evidence.signing import (
+    canonical_json,
+    canonical_json_with_items,
+    canonical_text,
+    verify_signature,
+)
 from recipes.secret_scan import json_may_hold_token
 from submissions import limits
 from submissions.ingest.answers import Submission, committed_run_for, duplicate
@@ -30,12 +36,6 @@ from submissions.schemas import (
     SchemaError,
     normalise_bundle,
     parse_request,
-)
-from submissions.signing import (
-    canonical_json,
-    canonical_json_with_items,
-    canonical_text,
-    verify_signature,
 )
 
 HEX_SIG = re.compile(r"[0-9a-fA-F]{1,64}")

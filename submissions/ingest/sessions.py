@@ -14,6 +14,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.api_errors import Reason
+from evidence.signing import (
+    canonical_json,
+    decode_public_key,
+    verify_signature,
+)
 from submissions.ingest.outcomes import Outcome, Refusal, parse_body, token_hash
 from submissions.ingest.rate_limits import check_rate_limit
 from submissions.models import (
@@ -27,11 +32,6 @@ from submissions.schemas import (
     OpenRunRequest,
     SchemaError,
     parse_request,
-)
-from submissions.signing import (
-    canonical_json,
-    decode_public_key,
-    verify_signature,
 )
 
 # A session untouched this long no longer counts toward the open-run cap (pods bench for days).

@@ -41,7 +41,7 @@ from demo.bundles import (
     text_checkpoints,
 )
 from demo.podclient import PodClient, RunSession
-from submissions.signing import verify_signature
+from evidence.signing import verify_signature
 
 WORKER_CLASS = "gthread"  # as config/gunicorn.conf.py
 

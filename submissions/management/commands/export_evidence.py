@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions.blobstore import FileBlobStore, sha256_hex
+from evidence.blobstore import FileBlobStore, sha256_hex
 from submissions.models import RawBundle
 from submissions.selectors import raw_bundle
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions.blobstore import FileBlobStore, blob_store, sha256_hex
+from evidence.blobstore import FileBlobStore, blob_store, sha256_hex
 from submissions.models import RawBundle
 
 

@@ -20,11 +20,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.test import Client
 
-from submissions.blobstore import blob_store, sha256_hex
+from evidence.blobstore import blob_store, sha256_hex
+from evidence.signing import canonical_json, verify_signature
 from submissions.jsonbody import parse_json
 from submissions.models import RawBundle, RunSession, SessionStatus
 from submissions.selectors import raw_bundle
-from submissions.signing import canonical_json, verify_signature
 
 CHAMPION_ROUTES = ("/api/v1/champions", "/api/recipes/champions")
 

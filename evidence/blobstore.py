@@ -1,7 +1,7 @@
 """Content-addressed storage of raw signed bundles: a folder by default, an S3-compatible
 bucket by setting. Evidence is written before anything derived from it. Bundles of at most
 AEON_INLINE_EVIDENCE_BYTES are not stored here but in their database rows (RawBundle.content);
-`selectors.raw_bundle` reads either."""
+`submissions.selectors.raw_bundle` reads either."""
 
 import base64
 import contextlib
