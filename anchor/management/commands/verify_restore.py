@@ -15,11 +15,13 @@ import json
 import random
 import urllib.request
 
-from django.apps import apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.test import Client
 
+from anchor.keyring import public_keys_of_document, published_public_keys
+from anchor.keys import BoardKeyError
+from anchor.models import RunManifest
 from evidence.blobstore import blob_store, sha256_hex
 from evidence.signing import canonical_json, verify_signature
 from submissions.jsonbody import parse_json
@@ -79,17 +81,11 @@ class Command(BaseCommand):
                 raise CommandError(f"run {session.run_id}: the pod's signature does not verify")
         return min(sample, len(sessions))
 
-    def _verify_manifests(
-        self, chooser: random.Random, sample: int, live: str | None
-    ) -> int | None:
-        """Signed run manifests (docs/trust-anchor.md), when this board keeps them: each signed by
-        a published key (never merely the key stored beside it) and verifying with it."""
-        try:
-            manifests = apps.get_model("anchor", "RunManifest")
-        except LookupError:
-            return None
-        ids = list(manifests.objects.values_list("pk", flat=True))
-        chosen = manifests.objects.filter(pk__in=chooser.sample(ids, min(sample, len(ids))))
+    def _verify_manifests(self, chooser: random.Random, sample: int, live: str | None) -> int:
+        """Signed run manifests (docs/trust-anchor.md): each signed by a published key (never
+        merely the key stored beside it) and verifying with it."""
+        ids = list(RunManifest.objects.values_list("pk", flat=True))
+        chosen = RunManifest.objects.filter(pk__in=chooser.sample(ids, min(sample, len(ids))))
         published = self._published_keys(live) if ids else set()
         for manifest in chosen:
             document = manifest.document.encode("utf-8")
@@ -106,9 +102,6 @@ class Command(BaseCommand):
     def _published_keys(self, live: str | None) -> set[str]:
         """docs/trust-anchor.md §Published keys: this board's (key file and retired keys file),
         and the live board's key document with `--live`."""
-        from anchor.keyring import public_keys_of_document, published_public_keys
-        from anchor.keys import BoardKeyError
-
         keys, error = set(), None
         try:
             keys = published_public_keys()
