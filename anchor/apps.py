@@ -6,3 +6,10 @@ class AnchorConfig(AppConfig):
 
     name = "anchor"
     verbose_name = "Trust anchor"
+
+    def ready(self) -> None:
+        from anchor import receivers
+
+        # The pod channel's commits, verdicts, revocations and rebuilds are signed here
+        # (submissions/signals.py): submissions never imports the anchor.
+        receivers.connect()

@@ -5,10 +5,9 @@ from functools import partial
 
 from django.db import transaction
 
-from anchor import services as anchor_services
 from board import services as board_services
 from board.models import Verification
-from submissions import tasks
+from submissions import signals, tasks
 from submissions.jsonbody import parse_json
 from submissions.models import RunSession, SessionStatus
 from submissions.schemas import normalise_bundle
@@ -52,6 +51,7 @@ def rebuild_board() -> int:
                 count += 1
     board_services.recompute_all_read_models()
     # Runs recorded before manifests existed get version 1; a run the replay re-derived
-    # differently gets a new version saying so (docs/trust-anchor.md §Run manifests).
-    anchor_services.sign_all_manifests(cause={"kind": "rebuild"})
+    # differently gets a new version saying so (docs/trust-anchor.md §Run manifests): the trust
+    # anchor signs them, told through the signal.
+    signals.board_rebuilt.send(RunSession)
     return count

@@ -9,10 +9,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from anchor import services as anchor_services
 from board import services as board_services
 from board.modelfacts import ModelFacts, model_facts
 from board.models import Run, Verification
+from submissions import signals
 from submissions.models import WeightCheckCache
 from submissions.weights import (
     MAX_CONFIG_BYTES,
@@ -218,7 +218,7 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
                 model_facts=facts.to_json() if facts is not None else {},
                 hub_name=hub_name,
             )
-            anchor_services.after_weight_verdict(run_id, verdict)
+            signals.weight_verdict_recorded.send(Run, run_id=run_id, verdict=verdict)
         return verdict
 
     if (

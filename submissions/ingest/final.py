@@ -8,11 +8,10 @@ from django.db import (
 )
 from django.utils import timezone
 
-from anchor import services as anchor_services
 from board import services as board_services
-from board.models import Verification
+from board.models import Run, Verification
 from config.after_answer import publish_after_answer
-from submissions import tasks
+from submissions import signals, tasks
 from submissions.ingest.answers import (
     Submission,
     answer_closed_session,
@@ -64,8 +63,9 @@ def commit_final(submission: Submission) -> Outcome:
             )
             _claim(locked, digest, submission.job_sig or locked.job_sig, now)
             run = board_services.commit_run(prepared, committed_at=now)
-            # The board's signed manifest, version 1, commits with the run.
-            anchor_services.sign_at_commit(run.run_id, benchmark=run.benchmark)
+            # The board's signed manifest, version 1, commits with the run (the trust anchor
+            # signs it, told through the signal).
+            signals.run_committed.send(Run, run=run)
             if run.verification == Verification.PENDING:
                 transaction.on_commit(
                     partial(publish_after_answer, tasks.verify_weights, run.run_id)

@@ -3,7 +3,6 @@
 
 import secrets
 from datetime import timedelta
-from functools import partial
 from typing import NoReturn
 
 from django.conf import settings
@@ -13,13 +12,13 @@ from django.db import (
 )
 from django.utils import timezone
 
-from anchor import tasks as anchor_tasks
 from config.api_errors import Reason
 from evidence.signing import (
     decode_public_key,
     key_fingerprint,
     verify_signature,
 )
+from submissions import signals
 from submissions.ingest.evidence import Evidence
 from submissions.ingest.outcomes import Outcome, Refusal, parse_body
 from submissions.models import (
@@ -52,7 +51,7 @@ def revoke_key(key: DeviceKey, *, reason: str) -> bool:
     key.save(update_fields=["status", "revoked_at", "revoked_reason"])
     KeyAuditEntry.objects.create(key=key, action=KeyAuditEntry.Action.REVOKED, note=reason)
     # The manifests of its runs say so (docs/trust-anchor.md §Run manifests), once this commits.
-    transaction.on_commit(partial(anchor_tasks.key_revoked.delay, key.fingerprint))
+    signals.key_revoked.send(DeviceKey, fingerprint=key.fingerprint)
     return True
 
 
