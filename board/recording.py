@@ -29,7 +29,6 @@ from board.models import (
     HoldClearance,
     ModerationFlag,
     PerfCohort,
-    Result,
     Run,
     SuiteKind,
     Trust,
@@ -39,6 +38,7 @@ from board.perf import PerfRowError, summarise_perf
 from board.perf_marks import drafter_json
 from board.quality import score_agentic, score_text_run
 from board.read_models import read_models_changed
+from board.result_rows import insert_results
 from board.suites import SuiteFacts, suite_named
 from recipes.normalise import (
     RecipeSpec,
@@ -184,10 +184,7 @@ def commit_run(prepared: PreparedRun, *, committed_at: datetime) -> Run:
     benchmark, summarised = _benchmark_for(run, prepared, _identity(prepared))
     run.benchmark = benchmark
     run.save(force_insert=True)
-    Result.objects.bulk_create(
-        [_result_of(run, position, row) for position, row in enumerate(prepared.rows)],
-        batch_size=RESULTS_BATCH,
-    )
+    insert_results(run, prepared.rows)
     if prepared.perf is not None:
         PerfCohort.objects.bulk_create(
             [_cohort_of(run, cohort) for cohort in prepared.perf.cohorts]
@@ -356,27 +353,6 @@ def _cohort_of(run: Run, cohort) -> PerfCohort:
         marks=[str(mark) for mark in cohort.marks],
         labels=list(cohort.labels),
         valid=cohort.valid,
-    )
-
-
-# Per-case rows per INSERT: SQLite takes at most 32,766 parameters (12 columns a row).
-RESULTS_BATCH = 1000
-
-
-def _result_of(run: Run, position: int, row: dict) -> Result:
-    return Result(
-        run=run,
-        position=position,
-        case_id=storable(row["case_id"]),
-        category=storable(row.get("category") or ""),
-        tier=row.get("tier") if isinstance(row.get("tier"), int) else None,
-        status=storable(row["status"]),
-        score=row.get("score"),
-        creativity=row.get("creativity"),
-        raw_output=(row.get("raw_output") or "").encode("utf-8"),
-        evidence=storable(row.get("evidence")),
-        speed=storable(row.get("speed")),
-        extras=storable({k: v for k, v in row.items() if k not in Result.ROW_FIELDS}),
     )
 
 
