@@ -20,6 +20,7 @@ from submissions.blobstore import blob_store
 from submissions.models import (
     Challenge,
     CheckpointRow,
+    IngestLogEntry,
     QuarantinedBundle,
     RawBundle,
     RunSession,
@@ -80,6 +81,49 @@ def test_a_key_past_its_daily_checkpoint_bytes_waits(pod, settings):
     # A day later the quota is free again.
     SessionBundle.objects.update(received_at=timezone.now() - timedelta(hours=25))
     assert pod.submit(other, small_content(2), final=False).status == 200
+
+
+def test_a_key_past_its_daily_upload_quota_waits_before_its_body_is_read(make_pod, settings):
+    """docs/protocol.md §Quotas per key: past AEON_MAX_FINALS_PER_KEY_DAY committed finals, every
+    results POST of the key is refused 429 QUOTA_EXCEEDED before its body is read, with the
+    seconds until its oldest counted final leaves the window; another key is unaffected."""
+    settings.AEON_MAX_FINALS_PER_KEY_DAY = 2
+    pod, other = make_pod(), make_pod()
+    for number in (1, 2):
+        session = pod.open_run(MODEL, TEXT_SUITE, "text")
+        answer = pod.submit(session, small_content(2, job_sig=f"{number:024x}"))
+        assert answer.status == 200, answer.body
+    evidence, sessions = RawBundle.objects.count(), SessionBundle.objects.count()
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    refused = pod.submit(session, small_content(3, job_sig=f"{3:024x}"))
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert refused.body["error"] == Reason.QUOTA_EXCEEDED and "2 finals" in refused.body["note"]
+    assert 86_000 < int(refused.headers["Retry-After"]) <= 86_400
+    log = IngestLogEntry.objects.filter(run_id=session.run_id).latest("pk")
+    assert (log.status, log.reason, log.bytes) == (429, Reason.QUOTA_EXCEEDED, 0)  # body unread
+    assert (RawBundle.objects.count(), SessionBundle.objects.count()) == (evidence, sessions)
+    assert RunSession.objects.get(run_id=session.run_id).status == "open"
+    # Another key is unaffected.
+    theirs = other.open_run(MODEL, TEXT_SUITE, "text")
+    assert other.submit(theirs, small_content(3, job_sig=f"{3:024x}")).status == 200
+    # Once the oldest final is older than 24 h, a slot is free, and Retry-After counts to the next.
+    oldest = RunSession.objects.filter(key__public_key=pod.public_key).order_by("committed_at")
+    RunSession.objects.filter(pk=oldest.first().pk).update(
+        committed_at=timezone.now() - timedelta(hours=25)
+    )
+    assert pod.submit(session, small_content(3, job_sig=f"{3:024x}")).status == 200
+    again = pod.submit(pod.open_run(MODEL, TEXT_SUITE, "text"), small_content(1))
+    assert (again.status, again.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+
+
+def test_a_key_past_its_daily_upload_bytes_waits(make_pod, settings):
+    pod = make_pod()
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(session, small_content(2)).status == 200
+    settings.AEON_MAX_FINAL_BYTES_PER_KEY_DAY = RawBundle.objects.get().size
+    refused = pod.submit(pod.open_run(MODEL, TEXT_SUITE, "text"), small_content(2))
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert int(refused.headers["Retry-After"]) > 0
 
 
 def test_the_cleanup_is_scheduled_on_the_beat():
