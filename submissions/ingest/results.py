@@ -32,9 +32,8 @@ from submissions.schemas import (
     parse_request,
 )
 from submissions.signing import (
-    canonical_json,
+    canonical_json_in_pieces,
     canonical_json_with_items,
-    canonical_text,
     verify_signature,
 )
 
@@ -194,15 +193,16 @@ def _signature_check(
     public_key: str, signature, bundle: dict, *, splice: bool
 ) -> tuple[bool, list[str] | None]:
     """Whether the signature verifies over the bundle's canonical bytes, and the canonical text
-    of each of its rows: made with those bytes (`splice`), or apart from them for a big body,
-    whose rows are a small part of it and whose spliced copy would raise the worker's peak
-    memory by the body's size."""
+    of each of its rows when made with those bytes (`splice`). A big body's bytes are spelled a
+    piece at a time into one buffer (`canonical_json_in_pieces`), and its rows get no text here:
+    held beside the canonical bytes, they were a second copy of every row (a body whose bulk is
+    one long row grew the worker by over 4× its size: docs/protocol.md §Decoded size); a
+    checkpoint makes them once the bytes are gone, and a final only for the rows a checkpoint
+    merge compares, one at a time (`merge_rows`)."""
     if splice:
         message, row_texts = canonical_json_with_items(bundle, "results")
     else:
-        message = canonical_json(bundle)
-        rows = bundle.get("results")
-        row_texts = [canonical_text(row) for row in rows] if isinstance(rows, list) else None
+        message, row_texts = canonical_json_in_pieces(bundle), None
     return verify_signature(public_key, signature, message), row_texts
 
 
