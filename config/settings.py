@@ -235,6 +235,9 @@ if AEON_BLOB_BACKEND not in ("file", "s3"):
     raise ImproperlyConfigured("AEON_BLOB_BACKEND must be file or s3")
 if AEON_BLOB_BACKEND == "s3" and not AEON_S3_BUCKET:
     raise ImproperlyConfigured("AEON_BLOB_BACKEND=s3 needs AEON_S3_BUCKET")
+# Bodies over 8 MiB wait here, outside the store, until their signature verified
+# (docs/protocol.md §Evidence and the ingest log); empty: `.spool` in AEON_BLOB_DIR.
+AEON_SPOOL_DIR = env_str("AEON_SPOOL_DIR", "")
 # A body of at most this many bytes is kept in its RawBundle row instead (docs/protocol.md
 # §Evidence and the ingest log): written with the database's own commit, no file or object write
 # on the request path. 0: every body goes to the blob store.

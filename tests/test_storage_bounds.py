@@ -3,6 +3,7 @@
 final still commits), and the scheduled cleanup of expired challenges, stale sessions, orphan
 evidence, expired unsigned quarantine and the store's temporary files, with its counts."""
 
+import base64
 import hashlib
 import json
 import logging
@@ -17,6 +18,7 @@ from django.utils import timezone
 from config.api_errors import Reason
 from submissions import cleanup
 from submissions.blobstore import blob_store
+from submissions.ingest.evidence import spool_dir
 from submissions.models import (
     Challenge,
     CheckpointRow,
@@ -124,6 +126,53 @@ def test_a_key_past_its_daily_upload_bytes_waits(make_pod, settings):
     refused = pod.submit(pod.open_run(MODEL, TEXT_SUITE, "text"), small_content(2))
     assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
     assert int(refused.headers["Retry-After"]) > 0
+
+
+def _files(folder) -> list:
+    return [path for path in folder.rglob("*") if path.is_file()] if folder.exists() else []
+
+
+def test_big_bodies_wait_in_the_spool_and_enter_the_store_only_once_signed(pod, settings):
+    """issue 20 point 3: five 9 MiB random bodies, each answered 400 (random text, not JSON),
+    and one of random bytes (413: it would decode to more than its budget) leave no file in the
+    store and none in the spool; a signed 9 MiB final is moved from the spool into the store."""
+    store_root = settings.AEON_BLOB_DIR
+    spool = spool_dir()
+    assert spool == store_root / ".spool"  # the store's file system, outside its names
+    bodies = [b'{"bundle": "' + base64.b64encode(os.urandom(7 * MIB)) for _ in range(5)]
+    for body in [*bodies, os.urandom(9 * MIB)]:
+        assert len(body) >= 9 * MIB  # over 8 MiB: spooled before it is parsed
+        session = pod.open_run(MODEL, TEXT_SUITE, "text")
+        answer = post_results(pod, session, body)
+        assert (answer.status, answer.body["reason"]) in (
+            (400, Reason.MALFORMED_JSON),
+            (413, Reason.SIZE_EXCEEDED),
+        ), answer.body
+        assert answer.status == (400 if body in bodies else 413)
+    # Not a file of the store, nor a folder of its names (a store write makes one, and a
+    # delete leaves it): the refused bodies never reached it.
+    assert [path for path in store_root.iterdir() if path != spool] == []
+    assert _files(spool) == [] and not RawBundle.objects.exists()
+
+    content = small_content(2)
+    content["results"][1]["raw_output"] = "y" * (9 * MIB)
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    body = json.dumps(pod.signed_results(session, content, final=True)).encode()
+    assert post_results(pod, session, body).status == 200
+    digest = hashlib.sha256(body).hexdigest()
+    assert blob_store().get(digest) == body and RawBundle.objects.filter(sha256=digest).exists()
+    assert _files(spool) == []
+
+
+def test_a_spool_file_left_behind_is_cleaned_up(settings):
+    spool = spool_dir()
+    spool.mkdir(parents=True)
+    old, new = spool / "body-old", spool / "body-new"
+    old.write_bytes(b"x")
+    new.write_bytes(b"x")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert cleanup.clean_up().store_temp_files == 1
+    assert not old.exists() and new.exists()
 
 
 def test_the_cleanup_is_scheduled_on_the_beat():

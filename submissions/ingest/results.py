@@ -52,11 +52,11 @@ def submit_results(
     context = {"run_id": session.run_id, "key_fingerprint": session.key.fingerprint}
     big = body.size > HELD_WHILE_WRITTEN_BYTES
     data = body.data  # the bytes parsed and scanned here (a big body's write lets go of its own)
-    # A big body starts its write to the blob store before it is parsed (the write overlaps the
-    # parse and the secret scan); refused before its envelope parses (or past a checkpoint cap),
-    # it is removed again (`Evidence.discard`). Any other body is kept from the envelope's parse
-    # on.
-    evidence = Evidence(body) if big else None
+    # A big body starts its write to the spool before it is parsed (the write overlaps the
+    # parse and the secret scan) and enters the store only once kept; refused (or failed)
+    # before its envelope parses (or past a checkpoint cap), its spool file is removed
+    # (`Evidence.discard`). Any other body is kept from the envelope's parse on.
+    evidence = Evidence(body, spool=True) if big else None
     try:
         try:
             envelope_data = parse_body(data)
@@ -67,8 +67,8 @@ def submit_results(
             del envelope_data
             if envelope.bundle.get("final") is not True:  # before its body is stored
                 _check_checkpoint_caps(session, body.size, context)
-        except Refusal:
-            if evidence is not None:  # a big body written ahead is not kept (docs/protocol.md)
+        except BaseException:
+            if evidence is not None:  # a big body spooled ahead is not kept (docs/protocol.md)
                 evidence.discard()
             raise
         # Every answer from here on keeps the bundle as evidence (at the latest when this
@@ -78,7 +78,7 @@ def submit_results(
         clean = envelope.bundle.get("final") is True and not json_may_hold_token(data)
         del data
         if big:
-            evidence.stored()
+            evidence.written()  # spooled: its bytes are let go before the signature check's
         return _submit_signed(session, evidence, envelope, context, clean)
     finally:
         if evidence is not None:
@@ -127,6 +127,7 @@ def _submit_signed(
             evidence,
             close=True,
         )
+    evidence.keep()  # signed: a spooled body starts its way into the store
     if bundle.get("run_id") != run_id:
         refuse_forgery(
             session,
