@@ -97,7 +97,9 @@ def check_upload_quota(key_id: int) -> None:
         settings.AEON_MAX_FINAL_BYTES_PER_KEY_DAY,
     )
     if count >= finals or stored >= final_bytes:
-        wait = max(1, math.ceil((day["oldest"] + KEY_WINDOW - now).total_seconds()))
+        # A quota of 0 counts nothing: a whole window then.
+        oldest = day["oldest"] or now
+        wait = max(1, math.ceil((oldest + KEY_WINDOW - now).total_seconds()))
         raise QuotaReached(
             f"this key committed {count} finals ({stored} bytes) within 24 h; its daily quota is "
             f"{finals} finals or {final_bytes} bytes",

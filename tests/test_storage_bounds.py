@@ -128,6 +128,13 @@ def test_a_key_past_its_daily_upload_bytes_waits(make_pod, settings):
     assert int(refused.headers["Retry-After"]) > 0
 
 
+def test_a_quota_of_no_finals_refuses_every_upload_for_a_whole_day(pod, settings):
+    settings.AEON_MAX_FINALS_PER_KEY_DAY = 0
+    refused = pod.submit(pod.open_run(MODEL, TEXT_SUITE, "text"), small_content(1))
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert refused.headers["Retry-After"] == "86400"
+
+
 def _files(folder) -> list:
     return [path for path in folder.rglob("*") if path.is_file()] if folder.exists() else []
 
