@@ -202,6 +202,12 @@ AEON_RATE_WINDOW_SECONDS = env_int("AEON_RATE_WINDOW_SECONDS", 60)
 AEON_RATE_LIMIT_PER_IP = env_int("AEON_RATE_LIMIT_PER_IP", 3000 if DEVELOPMENT else 600)
 AEON_RATE_LIMIT_PER_KEY = env_int("AEON_RATE_LIMIT_PER_KEY", 1500 if DEVELOPMENT else 300)
 AEON_MAX_OPEN_RUNS_PER_KEY = env_int("AEON_MAX_OPEN_RUNS_PER_KEY", 50)
+# The daily upload quota per key (docs/protocol.md §Quotas per key): finals committed, and their
+# bytes, within a rolling 24 h.
+AEON_MAX_FINALS_PER_KEY_DAY = env_int("AEON_MAX_FINALS_PER_KEY_DAY", 5000 if DEVELOPMENT else 500)
+AEON_MAX_FINAL_BYTES_PER_KEY_DAY = env_int(
+    "AEON_MAX_FINAL_BYTES_PER_KEY_DAY", (160 if DEVELOPMENT else 16) * 1024**3
+)
 AEON_FORGERY_REVOKE_THRESHOLD = env_int("AEON_FORGERY_REVOKE_THRESHOLD", 5)
 AEON_CHALLENGE_TTL_SECONDS = env_int("AEON_CHALLENGE_TTL_SECONDS", 300)
 
@@ -229,6 +235,9 @@ if AEON_BLOB_BACKEND not in ("file", "s3"):
     raise ImproperlyConfigured("AEON_BLOB_BACKEND must be file or s3")
 if AEON_BLOB_BACKEND == "s3" and not AEON_S3_BUCKET:
     raise ImproperlyConfigured("AEON_BLOB_BACKEND=s3 needs AEON_S3_BUCKET")
+# Bodies over 8 MiB wait here, outside the store, until their signature verified
+# (docs/protocol.md §Evidence and the ingest log); empty: `.spool` in AEON_BLOB_DIR.
+AEON_SPOOL_DIR = env_str("AEON_SPOOL_DIR", "")
 # A body of at most this many bytes is kept in its RawBundle row instead (docs/protocol.md
 # §Evidence and the ingest log): written with the database's own commit, no file or object write
 # on the request path. 0: every body goes to the blob store.

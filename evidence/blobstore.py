@@ -5,8 +5,10 @@ AEON_INLINE_EVIDENCE_BYTES are not stored here but in their database rows (RawBu
 
 import base64
 import contextlib
+import errno
 import hashlib
 import os
+import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -38,6 +40,26 @@ class FileBlobStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_new(path.parent, ".incoming-", data, keep_as=path)
+        except OSError as exc:
+            raise BlobStoreUnavailable(str(exc)) from exc
+        return digest
+
+    def put_file(self, source: Path, *, digest: str) -> str:
+        """Keep a file already written and synced (a spooled body, submissions/ingest/evidence.py)
+        under `digest`: renamed into place, or copied when it is on another file system. The
+        source is gone or left for the caller to remove."""
+        path = self._path(digest)
+        if path.exists():
+            return digest
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.replace(source, path)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                with open(source, "rb") as handle:
+                    _write_new(path.parent, ".incoming-", handle, keep_as=path)
         except OSError as exc:
             raise BlobStoreUnavailable(str(exc)) from exc
         return digest
@@ -92,7 +114,10 @@ def _write_new(folder: Path, prefix: str, data, *, keep_as: Path | None = None) 
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if hasattr(data, "read"):  # a file: copied a block at a time
+                shutil.copyfileobj(data, handle, 1024 * 1024)
+            else:
+                handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if keep_as is not None:
@@ -146,6 +171,23 @@ class S3BlobStore:
                 Body=data,
                 ChecksumSHA256=base64.b64encode(bytes.fromhex(digest)).decode("ascii"),
             )
+        except self._errors as exc:
+            raise BlobStoreUnavailable(f"S3 put {self._key(digest)}: {exc}") from exc
+        return digest
+
+    def put_file(self, source: Path, *, digest: str) -> str:
+        """Upload a file already written (a spooled body) as the object of `digest`, streamed
+        from the file; the caller removes the file."""
+        try:
+            with open(source, "rb") as handle:
+                self.client.put_object(
+                    Bucket=self.bucket,
+                    Key=self._key(digest),
+                    Body=handle,
+                    ChecksumSHA256=base64.b64encode(bytes.fromhex(digest)).decode("ascii"),
+                )
+        except OSError as exc:
+            raise BlobStoreUnavailable(f"spool file {source}: {exc}") from exc
         except self._errors as exc:
             raise BlobStoreUnavailable(f"S3 put {self._key(digest)}: {exc}") from exc
         return digest

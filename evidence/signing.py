@@ -54,6 +54,82 @@ def canonical_json_with_items(obj: dict, key: str) -> tuple[bytes, list[str] | N
     return "".join([head, "[", ",".join(texts), "]", tail]).encode("utf-8"), texts
 
 
+# `canonical_json_in_pieces`: texts shorter than this are gathered before they are kept (a row's
+# text costs a str object's header, some 50 bytes); bytes are copied into the buffer this many
+# at a time.
+PIECE_CHARS = 1024 * 1024
+SPLIT_DEPTH = 3  # the bundle, its lists (results, artifacts), their items; deeper values whole
+
+
+def canonical_json_in_pieces(obj) -> bytearray:
+    """`canonical_json(obj)` for a big body, in one buffer of its exact size, without the
+    copies of the one-call spelling: the encoder's accumulated chunks, the joined text and its
+    bytes existed at once beside the decoded tree (3× the body over the tree, as no freed block
+    of one was big enough to hold the next). Here the containers of the top SPLIT_DEPTH levels
+    are spelled value by value (keys sorted as `sort_keys` sorts them); each deeper value, or
+    string, is one encoder call, whose text for a lone string is the encoder's one copy; the
+    buffer is filled from the texts a slice at a time, each text let go once copied. Peak: the
+    texts and the buffer, each about the body's size. Falls back to `canonical_json` where a
+    key is not a string (keys of decoded JSON always are)."""
+    pieces: list[str] = []
+    small: list[str] = []
+    small_chars = 0
+
+    def add(text: str) -> None:
+        nonlocal small_chars
+        if len(text) >= PIECE_CHARS:
+            flush()
+            pieces.append(text)
+            return
+        small.append(text)
+        small_chars += len(text)
+        if small_chars >= PIECE_CHARS:
+            flush()
+
+    def flush() -> None:
+        nonlocal small_chars
+        if small:
+            pieces.append("".join(small))
+            small.clear()
+            small_chars = 0
+
+    def spell(value, depth: int) -> bool:
+        if depth >= SPLIT_DEPTH or not value or type(value) not in (dict, list):
+            add(canonical_text(value))
+            return True
+        if type(value) is list:
+            add("[")
+            for index, item in enumerate(value):
+                if index:
+                    add(",")
+                spell(item, depth + 1)
+            add("]")
+            return True
+        if any(type(key) is not str for key in value):
+            return False
+        add("{")
+        for index, key in enumerate(sorted(value)):
+            add(("," if index else "") + canonical_text(key) + ":")
+            if not spell(value[key], depth + 1):
+                return False
+        add("}")
+        return True
+
+    if not spell(obj, 0):
+        return bytearray(canonical_json(obj))
+    flush()
+    buffer = bytearray(sum(map(len, pieces)))
+    at = 0
+    for index, piece in enumerate(pieces):
+        pieces[index] = ""  # the text goes once copied
+        for start in range(0, len(piece), PIECE_CHARS):
+            part = piece[start : start + PIECE_CHARS].encode("ascii")
+            buffer[at : at + len(part)] = part
+            at += len(part)
+        del piece
+    return buffer
+
+
 def decode_public_key(public_key_b64: object) -> bytes | None:
     """The raw 32 key bytes, or None when the text is not padded standard base64 of 32 bytes."""
     if not isinstance(public_key_b64, str) or not public_key_b64.isascii():
@@ -65,7 +141,9 @@ def decode_public_key(public_key_b64: object) -> bytes | None:
     return raw if len(raw) == 32 else None
 
 
-def verify_signature(public_key_b64: str, signature_b64: object, message: bytes) -> bool:
+def verify_signature(
+    public_key_b64: str, signature_b64: object, message: bytes | bytearray
+) -> bool:
     raw_key = decode_public_key(public_key_b64)
     if raw_key is None or not isinstance(signature_b64, str) or not signature_b64.isascii():
         return False

@@ -18,6 +18,7 @@ from django.utils import timezone
 from board.models import Run
 from config.api_errors import Reason
 from evidence.blobstore import FileBlobStore, blob_store
+from submissions.ingest.evidence import spool_dir
 from submissions.models import (
     LIVE_SESSION_STATUSES,
     Challenge,
@@ -42,7 +43,8 @@ DEFAULTS = {
     # are kept per run key (the newest).
     "AEON_UNSIGNED_QUARANTINE_DAYS": 14,
     "AEON_UNSIGNED_QUARANTINE_PER_KEY": 20,
-    # The store's temporary files (`.incoming-*`, `.ready-*`) older than this are left over.
+    # The store's temporary files (`.incoming-*`, `.ready-*`) and the spool's files older than
+    # this are left over.
     "AEON_STORE_TEMP_SECONDS": 3600,
 }
 BATCH = 500
@@ -171,14 +173,21 @@ def _orphan_evidence(now) -> tuple[int, int]:
 
 
 def _store_temp_files() -> int:
-    """Temporary files of the folder store that a crash left behind."""
+    """Temporary files of the folder store, and files of the spool, that a crash left behind."""
     store = blob_store()
-    if not isinstance(store, FileBlobStore) or not Path(store.root).exists():
-        return 0
     cutoff = time.time() - setting("AEON_STORE_TEMP_SECONDS")
+    folders = [(spool_dir(), ("body-*",))]
+    if isinstance(store, FileBlobStore):
+        folders.append((Path(store.root), (".incoming-*", ".ready-*", "*/*/.incoming-*")))
+    return sum(_remove_older(folder, patterns, cutoff) for folder, patterns in folders)
+
+
+def _remove_older(folder: Path, patterns: tuple[str, ...], cutoff: float) -> int:
+    if not folder.exists():
+        return 0
     removed = 0
-    for pattern in (".incoming-*", ".ready-*", "*/*/.incoming-*"):
-        for path in Path(store.root).glob(pattern):
+    for pattern in patterns:
+        for path in folder.glob(pattern):
             try:
                 if path.stat().st_mtime < cutoff:
                     path.unlink()

@@ -1,11 +1,13 @@
 """Caps on what one session and one key may store as checkpoints (docs/protocol.md §Storage
 caps). A checkpoint past a cap is refused before its body is stored; a final never is (it carries
-every row, so the run still commits)."""
+every row, so the run still commits). And the key's daily upload quota (docs/protocol.md
+§Quotas per key): the finals it committed within 24 h, checked before a results body is read."""
 
+import math
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, Min, Sum
 from django.utils import timezone
 
 from submissions.models import RunSession, SessionBundle
@@ -67,4 +69,39 @@ def check_checkpoint(session: RunSession, size: int) -> None:
         raise CapReached(
             f"this key stored {count} checkpoints ({stored} bytes) within 24 h, its quota",
             per_key=True,
+        )
+
+
+class QuotaReached(Exception):
+    """The key's daily upload quota is used up: `retry_after` seconds until its oldest counted
+    final leaves the window."""
+
+    def __init__(self, note: str, retry_after: int):
+        super().__init__(note)
+        self.note, self.retry_after = note, retry_after
+
+
+def check_upload_quota(key_id: int) -> None:
+    """Raise QuotaReached when the key committed AEON_MAX_FINALS_PER_KEY_DAY finals, or
+    AEON_MAX_FINAL_BYTES_PER_KEY_DAY bytes of finals, within the last 24 hours. One aggregate
+    read of the key's sessions committed in the window (index on key and commit time), each
+    joined to its final bundle's size: it reads at most the quota's rows, however long the key's
+    history."""
+    now = timezone.now()
+    day = RunSession.objects.filter(
+        key_id=key_id, committed_at__gte=now - KEY_WINDOW, bundles__final=True
+    ).aggregate(n=Count("pk"), bytes=Sum("bundles__raw__size"), oldest=Min("committed_at"))
+    count, stored = day["n"], day["bytes"] or 0
+    finals, final_bytes = (
+        settings.AEON_MAX_FINALS_PER_KEY_DAY,
+        settings.AEON_MAX_FINAL_BYTES_PER_KEY_DAY,
+    )
+    if count >= finals or stored >= final_bytes:
+        # A quota of 0 counts nothing: a whole window then.
+        oldest = day["oldest"] or now
+        wait = max(1, math.ceil((oldest + KEY_WINDOW - now).total_seconds()))
+        raise QuotaReached(
+            f"this key committed {count} finals ({stored} bytes) within 24 h; its daily quota is "
+            f"{finals} finals or {final_bytes} bytes",
+            wait,
         )

@@ -99,7 +99,12 @@ class RunSession(models.Model):
                 name="one_committed_run_per_key_job_sig",
             )
         ]
-        indexes = [models.Index(fields=["key", "status"]), models.Index(fields=["job_sig"])]
+        indexes = [
+            models.Index(fields=["key", "status"]),
+            models.Index(fields=["job_sig"]),
+            # The key's daily upload quota counts its finals committed within 24 h.
+            models.Index(fields=["key", "committed_at"], name="session_key_committed"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id} {self.board} {self.status}"

@@ -34,6 +34,7 @@ REASON_MEANINGS = {
     Reason.SIZE_EXCEEDED: "the body was larger than allowed",
     Reason.UNSUPPORTED_ENCODING: "the body's encoding is not supported",
     Reason.RATE_LIMITED: "too many requests; the pod waits and retries",
+    Reason.QUOTA_EXCEEDED: "the key's daily upload quota was used up; the pod waits and retries",
     Reason.UNAVAILABLE: "the board could not store it right then; a retry works",
     Reason.RUN_CLOSED: "the run was already closed",
     Reason.BAD_REQUEST: "the request was malformed",

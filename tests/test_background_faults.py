@@ -348,6 +348,7 @@ def small_disk(tmp_path, settings):
 
 def test_a_full_disk_fails_readiness_and_leaves_no_temporary_file(client, small_disk):
     from evidence.blobstore import BlobStoreUnavailable, blob_store
+    from submissions.ingest.evidence import spool_body
 
     assert client.get("/readyz").json()["checks"]["blob_store"] == "ok"
     blob_store().put(b"first bundle")
@@ -369,7 +370,13 @@ def test_a_full_disk_fails_readiness_and_leaves_no_temporary_file(client, small_
     for n in range(5):
         with pytest.raises(BlobStoreUnavailable):
             blob_store().put(os.urandom(8192 + n))
-    left = [p.name for p in small_disk.rglob("*") if p.name.startswith((".incoming-", ".ready-"))]
+        with pytest.raises(BlobStoreUnavailable):  # a big body's spool, on the same volume
+            spool_body(os.urandom(8192 + n))
+    left = [
+        p.name
+        for p in small_disk.rglob("*")
+        if p.name.startswith((".incoming-", ".ready-", "body-"))
+    ]
     assert left == []
 
     filler.unlink()

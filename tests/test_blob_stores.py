@@ -26,7 +26,7 @@ from django.core.management import call_command
 
 from board.models import Result, Run
 from board.services import bump_generation
-from evidence.blobstore import blob_store
+from evidence.blobstore import FileBlobStore, blob_store
 from submissions.models import (
     IngestLogEntry,
     QuarantinedBundle,
@@ -286,3 +286,45 @@ def test_a_rebuild_reads_every_run_back_from_the_store(evidence, pod, board_url)
 
     assert out.getvalue().strip() == "rebuilt 1 runs from their bundles"
     assert read_run(pod, session.run_id).body == before
+
+
+def test_a_big_signed_final_waits_in_the_spool_until_signed_and_none_is_left(
+    evidence, pod, board_url, tmp_path, settings
+):
+    """A body over 8 MiB is spooled before it is parsed and enters the store once its signature
+    verified (docs/operations.md §Cleanup, the spool): moved into the folder, uploaded to the
+    bucket. A store that fails then answers 503, and its spool file is removed all the same."""
+    settings.AEON_SPOOL_DIR = str(tmp_path / "spool")  # apart from the store (still reachable)
+    content = small_content(2, job_sig=job_sig("spooled"))
+    content["results"][1]["raw_output"] = "z" * (9 * 1024 * 1024)
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    body = signed_body(pod, session, content)
+    evidence.make_unreachable(tmp_path)
+
+    failed = post_results(pod, session, body)
+
+    assert failed.status == 503, failed.body
+    assert not RawBundle.objects.exists() and not Run.objects.exists()
+    assert list((tmp_path / "spool").iterdir()) == []
+
+    evidence.make_reachable()
+    committed = post_results(pod, session, body)
+
+    assert without_benchmark(committed) == local_answer(board_url, session.run_id, 2)
+    assert evidence.names() == [sha256(body)] and evidence.read(sha256(body)) == body
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_a_spooled_file_on_another_file_system_is_copied_into_the_folder(tmp_path):
+    other = Path("/dev/shm")
+    if not other.is_dir() or other.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs a second file system (/dev/shm)")
+    source = other / f"aeon-spool-{uuid.uuid4().hex}"
+    source.write_bytes(b"spooled body")
+    store = FileBlobStore(tmp_path / "blobs")
+    try:
+        assert store.put_file(source, digest=sha256(b"spooled body")) == sha256(b"spooled body")
+    finally:
+        source.unlink(missing_ok=True)
+    assert store.get(sha256(b"spooled body")) == b"spooled body"
+    assert list((tmp_path / "blobs").rglob(".incoming-*")) == []

@@ -3,6 +3,7 @@
 final still commits), and the scheduled cleanup of expired challenges, stale sessions, orphan
 evidence, expired unsigned quarantine and the store's temporary files, with its counts."""
 
+import base64
 import hashlib
 import json
 import logging
@@ -17,9 +18,11 @@ from django.utils import timezone
 from config.api_errors import Reason
 from evidence.blobstore import blob_store
 from submissions import cleanup
+from submissions.ingest.evidence import spool_dir
 from submissions.models import (
     Challenge,
     CheckpointRow,
+    IngestLogEntry,
     QuarantinedBundle,
     RawBundle,
     RunSession,
@@ -80,6 +83,103 @@ def test_a_key_past_its_daily_checkpoint_bytes_waits(pod, settings):
     # A day later the quota is free again.
     SessionBundle.objects.update(received_at=timezone.now() - timedelta(hours=25))
     assert pod.submit(other, small_content(2), final=False).status == 200
+
+
+def test_a_key_past_its_daily_upload_quota_waits_before_its_body_is_read(make_pod, settings):
+    """docs/protocol.md §Quotas per key: past AEON_MAX_FINALS_PER_KEY_DAY committed finals, every
+    results POST of the key is refused 429 QUOTA_EXCEEDED before its body is read, with the
+    seconds until its oldest counted final leaves the window; another key is unaffected."""
+    settings.AEON_MAX_FINALS_PER_KEY_DAY = 2
+    pod, other = make_pod(), make_pod()
+    for number in (1, 2):
+        session = pod.open_run(MODEL, TEXT_SUITE, "text")
+        answer = pod.submit(session, small_content(2, job_sig=f"{number:024x}"))
+        assert answer.status == 200, answer.body
+    evidence, sessions = RawBundle.objects.count(), SessionBundle.objects.count()
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    refused = pod.submit(session, small_content(3, job_sig=f"{3:024x}"))
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert refused.body["error"] == Reason.QUOTA_EXCEEDED and "2 finals" in refused.body["note"]
+    assert 86_000 < int(refused.headers["Retry-After"]) <= 86_400
+    log = IngestLogEntry.objects.filter(run_id=session.run_id).latest("pk")
+    assert (log.status, log.reason, log.bytes) == (429, Reason.QUOTA_EXCEEDED, 0)  # body unread
+    assert (RawBundle.objects.count(), SessionBundle.objects.count()) == (evidence, sessions)
+    assert RunSession.objects.get(run_id=session.run_id).status == "open"
+    # Another key is unaffected.
+    theirs = other.open_run(MODEL, TEXT_SUITE, "text")
+    assert other.submit(theirs, small_content(3, job_sig=f"{3:024x}")).status == 200
+    # Once the oldest final is older than 24 h, a slot is free, and Retry-After counts to the next.
+    oldest = RunSession.objects.filter(key__public_key=pod.public_key).order_by("committed_at")
+    RunSession.objects.filter(pk=oldest.first().pk).update(
+        committed_at=timezone.now() - timedelta(hours=25)
+    )
+    assert pod.submit(session, small_content(3, job_sig=f"{3:024x}")).status == 200
+    again = pod.submit(pod.open_run(MODEL, TEXT_SUITE, "text"), small_content(1))
+    assert (again.status, again.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+
+
+def test_a_key_past_its_daily_upload_bytes_waits(make_pod, settings):
+    pod = make_pod()
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    assert pod.submit(session, small_content(2)).status == 200
+    settings.AEON_MAX_FINAL_BYTES_PER_KEY_DAY = RawBundle.objects.get().size
+    refused = pod.submit(pod.open_run(MODEL, TEXT_SUITE, "text"), small_content(2))
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert int(refused.headers["Retry-After"]) > 0
+
+
+def test_a_quota_of_no_finals_refuses_every_upload_for_a_whole_day(pod, settings):
+    settings.AEON_MAX_FINALS_PER_KEY_DAY = 0
+    refused = pod.submit(pod.open_run(MODEL, TEXT_SUITE, "text"), small_content(1))
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert refused.headers["Retry-After"] == "86400"
+
+
+def _files(folder) -> list:
+    return [path for path in folder.rglob("*") if path.is_file()] if folder.exists() else []
+
+
+def test_big_bodies_wait_in_the_spool_and_enter_the_store_only_once_signed(pod, settings):
+    """issue 20 point 3: five 9 MiB random bodies, each answered 400 (random text, not JSON),
+    and one of random bytes (413: it would decode to more than its budget) leave no file in the
+    store and none in the spool; a signed 9 MiB final is moved from the spool into the store."""
+    store_root = settings.AEON_BLOB_DIR
+    spool = spool_dir()
+    assert spool == store_root / ".spool"  # the store's file system, outside its names
+    bodies = [b'{"bundle": "' + base64.b64encode(os.urandom(7 * MIB)) for _ in range(5)]
+    for body in [*bodies, os.urandom(9 * MIB)]:
+        assert len(body) >= 9 * MIB  # over 8 MiB: spooled before it is parsed
+        session = pod.open_run(MODEL, TEXT_SUITE, "text")
+        answer = post_results(pod, session, body)
+        assert (answer.status, answer.body["reason"]) in (
+            (400, Reason.MALFORMED_JSON),
+            (413, Reason.SIZE_EXCEEDED),
+        ), answer.body
+        assert answer.status == (400 if body in bodies else 413)
+    # Not a file of the store, nor a folder of its names (a store write makes one, and a
+    # delete leaves it): the refused bodies never reached it.
+    assert [path for path in store_root.iterdir() if path != spool] == []
+    assert _files(spool) == [] and not RawBundle.objects.exists()
+
+    content = small_content(2)
+    content["results"][1]["raw_output"] = "y" * (9 * MIB)
+    session = pod.open_run(MODEL, TEXT_SUITE, "text")
+    body = json.dumps(pod.signed_results(session, content, final=True)).encode()
+    assert post_results(pod, session, body).status == 200
+    digest = hashlib.sha256(body).hexdigest()
+    assert blob_store().get(digest) == body and RawBundle.objects.filter(sha256=digest).exists()
+    assert _files(spool) == []
+
+
+def test_a_spool_file_left_behind_is_cleaned_up(settings):
+    spool = spool_dir()
+    spool.mkdir(parents=True)
+    old, new = spool / "body-old", spool / "body-new"
+    old.write_bytes(b"x")
+    new.write_bytes(b"x")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert cleanup.clean_up().store_temp_files == 1
+    assert not old.exists() and new.exists()
 
 
 def test_the_cleanup_is_scheduled_on_the_beat():

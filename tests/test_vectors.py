@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from evidence.signing import (
     canonical_json,
+    canonical_json_in_pieces,
     canonical_json_with_items,
     canonical_text,
     decode_public_key,
@@ -173,3 +174,19 @@ def test_a_key_that_is_not_padded_standard_base64_of_32_bytes_is_refused(public_
 def test_the_fingerprint_is_the_first_16_hex_of_sha256_of_the_key_text():
     expected = hashlib.sha256(PUBLIC_KEY.encode("ascii")).hexdigest()[:16]
     assert key_fingerprint(PUBLIC_KEY) == expected
+
+
+IN_PIECES = [
+    *SPLICED,
+    {"a": {1: "int keys", 2: "at the top levels"}, "b": [{3: 4}]},
+    {"results": ["x" * 3_000_000, 1.5, float("-inf"), {"raw_output": '\u00e9"' * 600_000}]},
+    {"artifacts": [{"html": "<p>\t" * 400_000, "ok": True}], "deep": [[[["d", {"z": 1}]]]]},
+    [],
+    {},
+    "a string",
+]
+
+
+@pytest.mark.parametrize("value", IN_PIECES)
+def test_the_bytes_spelled_in_pieces_are_the_canonical_bytes(value):
+    assert canonical_json_in_pieces(value) == canonical_json(value)

@@ -26,7 +26,8 @@ class Submission:
     context: dict
     # Whether its text holds no prefixed token (recipes/secret_scan.py).
     model_output_clean: bool
-    # The canonical JSON text of each of the bundle's rows, made with its signed bytes.
+    # The canonical JSON text of each of the bundle's rows, made with its signed bytes (None for
+    # a body over 8 MiB: each is made when needed, `merge_rows`, `record_checkpoint`).
     row_texts: list[str] | None
 
     @property

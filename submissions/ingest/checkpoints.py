@@ -68,46 +68,41 @@ def record_checkpoint(submission: Submission) -> Outcome:
     )
 
 
-def checkpointed_text(session: RunSession) -> str | None:
-    """The session's checkpointed rows as stored: their JSON texts joined as one array's items
-    (None: no row)."""
-    texts = list(
+def checkpointed_texts(session: RunSession) -> list[str]:
+    """The session's checkpointed rows as stored: their JSON texts, in the order received."""
+    return list(
         CheckpointRow.objects.filter(session_id=session.pk)
         .order_by("position")
         .values_list("row_json", flat=True)
     )
-    return ", ".join(texts) if texts else None
 
 
 def merged_rows(session: RunSession, final_rows: list[dict]) -> list[dict]:
     """Checkpointed rows first (first write per case wins), then the final's new cases."""
-    joined = checkpointed_text(session) if session.checkpoints else None
-    return merge_rows(joined, final_rows)[0]
+    stored = checkpointed_texts(session) if session.checkpoints else []
+    return merge_rows(stored, final_rows)[0]
 
 
 def merge_rows(
-    joined: str | None, final_rows: list[dict], final_texts: list[str] | None = None
+    stored: list[str], final_rows: list[dict], final_texts: list[str] | None = None
 ) -> tuple[list[dict], bool]:
-    """The final's rows merged after the checkpointed ones (`joined`: their stored texts joined,
-    `checkpointed_text`), first write of a case winning; and whether the checkpointed ones hold
+    """The final's rows merged after the checkpointed ones (`stored`: their stored texts,
+    `checkpointed_texts`), first write of a case winning; and whether the checkpointed ones hold
     no prefixed token the final's own text scan did not read (each one the final sent again
     unchanged, or one pass over their stored text finds none: recipes/secret_scan.py).
-    `final_texts`: the canonical text of each of the final's rows."""
-    if not joined:
+    `final_texts`: the canonical text of each of the final's rows when the signature check made
+    them (a body up to 8 MiB); otherwise each is made here, one row at a time, only for the rows
+    compared (a big body's rows are never all held as text beside the bundle)."""
+    if not stored:
         return final_rows, True
-    # The final resends its checkpointed rows first, unchanged (as pods do): their stored texts
-    # are then the start of the final's, up to a separator between two rows. Both are sequences
-    # of whole JSON values, so the stored ones are exactly the final's first rows, and the
-    # merged rows are the final's own (no row is parsed again).
-    sent = ", ".join(final_texts) if final_texts is not None else None
-    if (
-        sent is not None
-        and sent.startswith(joined)
-        and sent[len(joined) : len(joined) + 2] in ("", ", ")
-    ):
+    # The final resends its checkpointed rows first, unchanged (as pods do): the stored texts
+    # are then the texts of the final's first rows, and the merged rows are the final's own (no
+    # row is parsed again).
+    if _resent_first(stored, final_rows, final_texts):
         return final_rows, True
     # Each row_json is the board's own JSON text of one row: joined as json.dumps joins list
     # items, they are the array's text.
+    joined = ", ".join(stored)
     rows = json.loads(f"[{joined}]")
     seen = {row["case_id"] for row in rows}
     # The final resends its checkpointed rows: unchanged, their strings are the final's own.
@@ -115,3 +110,14 @@ def merge_rows(
     resent = all(final_by_case.get(row["case_id"]) == row for row in rows)
     rows.extend(row for row in final_rows if row["case_id"] not in seen)
     return rows, resent or not json_may_hold_token(joined)
+
+
+def _resent_first(stored: list[str], final_rows: list[dict], final_texts: list[str] | None) -> bool:
+    """Whether each stored text is the canonical text of the final's row at its position."""
+    if len(stored) > len(final_rows):
+        return False
+    for index, text in enumerate(stored):
+        sent = final_texts[index] if final_texts is not None else canonical_text(final_rows[index])
+        if sent != text:
+            return False
+    return True

@@ -19,7 +19,7 @@ from submissions.ingest.answers import (
     committed_run_for,
     duplicate,
 )
-from submissions.ingest.checkpoints import checkpointed_text, merge_rows
+from submissions.ingest.checkpoints import checkpointed_texts, merge_rows
 from submissions.ingest.outcomes import Outcome
 from submissions.models import (
     LIVE_SESSION_STATUSES,
@@ -46,10 +46,11 @@ def commit_final(submission: Submission) -> Outcome:
             if locked.status not in LIVE_SESSION_STATUSES:
                 return answer_closed_session(locked, submission)
             now = timezone.now()
-            joined = checkpointed_text(locked) if locked.checkpoints else None
+            stored = checkpointed_texts(locked) if locked.checkpoints else []
             rows, checkpoints_clean = merge_rows(
-                joined, submission.bundle["results"], submission.row_texts
+                stored, submission.bundle["results"], submission.row_texts
             )
+            del stored
             prepared = board_services.prepare_run(
                 run_id=locked.run_id,
                 key_fingerprint=session.key.fingerprint,

@@ -12,9 +12,8 @@ from django.db import (
 from board import services as board_services
 from config.api_errors import Reason
 from evidence.signing import (
-    canonical_json,
+    canonical_json_in_pieces,
     canonical_json_with_items,
-    canonical_text,
     verify_signature,
 )
 from recipes.secret_scan import json_may_hold_token
@@ -53,11 +52,11 @@ def submit_results(
     context = {"run_id": session.run_id, "key_fingerprint": session.key.fingerprint}
     big = body.size > HELD_WHILE_WRITTEN_BYTES
     data = body.data  # the bytes parsed and scanned here (a big body's write lets go of its own)
-    # A big body starts its write to the blob store before it is parsed (the write overlaps the
-    # parse and the secret scan); refused before its envelope parses (or past a checkpoint cap),
-    # it is removed again (`Evidence.discard`). Any other body is kept from the envelope's parse
-    # on.
-    evidence = Evidence(body) if big else None
+    # A big body starts its write to the spool before it is parsed (the write overlaps the
+    # parse and the secret scan) and enters the store only once kept; refused (or failed)
+    # before its envelope parses (or past a checkpoint cap), its spool file is removed
+    # (`Evidence.discard`). Any other body is kept from the envelope's parse on.
+    evidence = Evidence(body, spool=True) if big else None
     try:
         try:
             envelope_data = parse_body(data)
@@ -68,8 +67,8 @@ def submit_results(
             del envelope_data
             if envelope.bundle.get("final") is not True:  # before its body is stored
                 _check_checkpoint_caps(session, body.size, context)
-        except Refusal:
-            if evidence is not None:  # a big body written ahead is not kept (docs/protocol.md)
+        except BaseException:
+            if evidence is not None:  # a big body spooled ahead is not kept (docs/protocol.md)
                 evidence.discard()
             raise
         # Every answer from here on keeps the bundle as evidence (at the latest when this
@@ -79,7 +78,7 @@ def submit_results(
         clean = envelope.bundle.get("final") is True and not json_may_hold_token(data)
         del data
         if big:
-            evidence.stored()
+            evidence.written()  # spooled: its bytes are let go before the signature check's
         return _submit_signed(session, evidence, envelope, context, clean)
     finally:
         if evidence is not None:
@@ -128,6 +127,7 @@ def _submit_signed(
             evidence,
             close=True,
         )
+    evidence.keep()  # signed: a spooled body starts its way into the store
     if bundle.get("run_id") != run_id:
         refuse_forgery(
             session,
@@ -194,15 +194,16 @@ def _signature_check(
     public_key: str, signature, bundle: dict, *, splice: bool
 ) -> tuple[bool, list[str] | None]:
     """Whether the signature verifies over the bundle's canonical bytes, and the canonical text
-    of each of its rows: made with those bytes (`splice`), or apart from them for a big body,
-    whose rows are a small part of it and whose spliced copy would raise the worker's peak
-    memory by the body's size."""
+    of each of its rows when made with those bytes (`splice`). A big body's bytes are spelled a
+    piece at a time into one buffer (`canonical_json_in_pieces`), and its rows get no text here:
+    held beside the canonical bytes, they were a second copy of every row (a body whose bulk is
+    one long row grew the worker by over 4× its size: docs/protocol.md §Decoded size); a
+    checkpoint makes them once the bytes are gone, and a final only for the rows a checkpoint
+    merge compares, one at a time (`merge_rows`)."""
     if splice:
         message, row_texts = canonical_json_with_items(bundle, "results")
     else:
-        message = canonical_json(bundle)
-        rows = bundle.get("results")
-        row_texts = [canonical_text(row) for row in rows] if isinstance(rows, list) else None
+        message, row_texts = canonical_json_in_pieces(bundle), None
     return verify_signature(public_key, signature, message), row_texts
 
 

@@ -19,6 +19,7 @@ from evidence.signing import (
     decode_public_key,
     verify_signature,
 )
+from submissions import limits
 from submissions.ingest.outcomes import Outcome, Refusal, parse_body, token_hash
 from submissions.ingest.rate_limits import check_rate_limit
 from submissions.models import (
@@ -125,7 +126,7 @@ def admit_results(*, run_id: str, token: str | None, ip: str | None) -> RunSessi
     """The session a results POST names, checked before its body is read (docs/protocol.md):
     the request is counted against its IP's rate limit first; then an unknown run or a wrong
     token costs the board one indexed lookup, never a body read, and is never charged to the
-    key's rate limit."""
+    key's rate limit; a key past its daily upload quota is refused then too."""
     check_rate_limit(f"ip:{ip}", settings.AEON_RATE_LIMIT_PER_IP)
     # NUL names no run, and PostgreSQL text cannot even be compared with it.
     session = (
@@ -139,6 +140,15 @@ def admit_results(*, run_id: str, token: str | None, ip: str | None) -> RunSessi
     if not token or not hmac.compare_digest(token_hash(token), session.token_sha256):
         raise Refusal(Reason.TOKEN_MISMATCH, "X-Aeon-Run-Token is missing or wrong", **context)
     check_rate_limit(f"key:{session.key.fingerprint}", settings.AEON_RATE_LIMIT_PER_KEY)
+    # The key's daily upload quota, before the body is read: which kind of bundle it is cannot
+    # be known yet, so a key past it waits with every results POST (docs/protocol.md §Quotas per
+    # key).
+    try:
+        limits.check_upload_quota(session.key_id)
+    except limits.QuotaReached as reached:
+        raise Refusal(
+            Reason.QUOTA_EXCEEDED, reached.note, retry_after=reached.retry_after, **context
+        ) from None
     return session
 
 
