@@ -1,12 +1,14 @@
 """What the tests of the board's read side share: demo jobs cut to the bundles a test needs,
 the Hub stand-in holding a demo model's weights, uploads through the real signing client, and
-reads of the public API over HTTP."""
+reads of the public API (in-process or over HTTP: tests/inprocess.py)."""
 
 import hashlib
 import json
+import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
 from demo.bundles import (
     PERF_SUITE_ID,
@@ -18,6 +20,7 @@ from demo.bundles import (
     weights_for,
 )
 from demo.podclient import PodClient
+from tests import inprocess
 
 JobEntry = tuple[str, str | None, str, dict]  # (board, suite_id, model, bundle)
 HF_FIELDS = (
@@ -39,20 +42,37 @@ class Reply:
 
 
 def read_api(base_url: str, path: str) -> Reply:
-    """GET a public route the way a visitor's client does; the body parsed when it is JSON."""
+    """GET a public route the way a visitor's client does (urllib: redirects followed); the
+    body parsed when it is JSON."""
     url = base_url.rstrip("/") + path if path else base_url
-    request = urllib.request.Request(url, headers={"Accept": "*/*"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, payload = response.status, response.read()
-    except urllib.error.HTTPError as error:
-        status, payload = error.code, error.read()
+    if inprocess.in_process(url):
+        status, payload = _read_in_process(url)
+    else:
+        request = urllib.request.Request(url, headers={"Accept": "*/*"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, payload = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, payload = error.code, error.read()
     text = payload.decode("utf-8")
     try:
         body = json.loads(text)
     except ValueError:
         body = {}
     return Reply(status, body if isinstance(body, dict) else {"items": body}, text)
+
+
+URLLIB_AGENT = f"Python-urllib/{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _read_in_process(url: str) -> tuple[int, bytes]:
+    """As urllib reads it: the same headers, and up to 10 redirects followed."""
+    for _ in range(11):
+        answer = inprocess.send("GET", url, headers={"Accept": "*/*", "User-Agent": URLLIB_AGENT})
+        if answer.status not in (301, 302, 303, 307, 308):
+            return answer.status, answer.payload
+        url = urljoin(url, answer.headers["Location"])
+    raise AssertionError(f"more than 10 redirects, the last to {url}")
 
 
 def drafter_sha(model: DemoModel) -> str:

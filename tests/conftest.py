@@ -1,4 +1,5 @@
-"""Shared fixtures: a live board over HTTP, pod clients with real keys, service gates.
+"""Shared fixtures: the board in-process or live over HTTP, pod clients with real keys, service
+gates.
 
 Tests that need PostgreSQL, Redis or Chromium skip with a clear message locally when the
 service is missing; with AEON_REQUIRE_SERVICES=1 (CI) a missing service fails instead.
@@ -11,6 +12,7 @@ import pytest
 from django.db import connection
 
 from demo.podclient import PodClient
+from tests.inprocess import IN_PROCESS_URL, pod_client
 
 REQUIRE_SERVICES = os.environ.get("AEON_REQUIRE_SERVICES") == "1"
 
@@ -185,15 +187,44 @@ def postgres(transactional_db):
         missing_service("needs PostgreSQL: set DATABASE_URL=postgres://…")
 
 
+def _commits_for_real(request) -> bool:
+    """Whether the test runs outside a rolled-back transaction: `django_db(transaction=True)`,
+    or a fixture that needs that (the live server, PostgreSQL's locks)."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker is not None and (marker.kwargs.get("transaction") or marker.args[:1] == (True,)):
+        return True
+    return bool({"transactional_db", "live_server", "postgres"} & set(request.fixturenames))
+
+
 @pytest.fixture
-def board_url(live_server) -> str:
-    return live_server.url
+def board_url(request) -> str:
+    """The board a test talks to (docs/README.md §The test suite). In a rolled-back test
+    (`django_db`): the board in-process, through Django's test client (tests/inprocess.py), with
+    an empty answer cache (the rollback takes the board generation back to a number an earlier
+    test may have cached answers under). In a test that commits for real
+    (`django_db(transaction=True)`): a live server over HTTP."""
+    if _commits_for_real(request):
+        return request.getfixturevalue("live_server").url
+    request.getfixturevalue("db")
+    from django.core.cache import cache
+
+    cache.clear()
+    return IN_PROCESS_URL
+
+
+@pytest.fixture
+def board_client(db):
+    """Django's test client, its requests committing as on a live server (tests/inprocess.py):
+    pages driven with a session (the admin) in a rolled-back test."""
+    from tests.inprocess import Client
+
+    return Client()
 
 
 @pytest.fixture
 def pod(board_url) -> PodClient:
-    """An enrolled pod with its own fresh device key."""
-    client = PodClient(board_url, timeout=60)
+    """An enrolled pod with its own fresh device key, on `board_url`."""
+    client = pod_client(board_url, timeout=60)
     assert client.enroll().status == 200
     return client
 
@@ -201,7 +232,7 @@ def pod(board_url) -> PodClient:
 @pytest.fixture
 def make_pod(board_url):
     def make() -> PodClient:
-        client = PodClient(board_url, timeout=60)
+        client = pod_client(board_url, timeout=60)
         assert client.enroll().status == 200
         return client
 
