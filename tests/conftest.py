@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from demo.podclient import PodClient
-from tests.inprocess import IN_PROCESS_URL, pod_client
+from tests.inprocess import IN_PROCESS_URL, committing, pod_client
 
 REQUIRE_SERVICES = os.environ.get("AEON_REQUIRE_SERVICES") == "1"
 
@@ -197,25 +197,32 @@ def _commits_for_real(request) -> bool:
 
 
 @pytest.fixture
-def board_url(request) -> str:
-    """The board a test talks to (docs/README.md §The test suite). In a rolled-back test
-    (`django_db`): the board in-process, through Django's test client (tests/inprocess.py), with
-    an empty answer cache (the rollback takes the board generation back to a number an earlier
-    test may have cached answers under). In a test that commits for real
-    (`django_db(transaction=True)`): a live server over HTTP."""
-    if _commits_for_real(request):
-        return request.getfixturevalue("live_server").url
-    request.getfixturevalue("db")
+def board_in_process(db):
+    """The board in-process (tests/inprocess.py), in the test's rolled-back transaction: an
+    empty answer cache (the rollback takes the board generation back to a number an earlier
+    test may have cached answers under), and commits in autocommit's order for the whole test
+    (`committing`: a command or service the test calls commits as a request does)."""
     from django.core.cache import cache
 
     cache.clear()
-    return IN_PROCESS_URL
+    with committing():
+        yield IN_PROCESS_URL
 
 
 @pytest.fixture
-def board_client(db):
-    """Django's test client, its requests committing as on a live server (tests/inprocess.py):
-    pages driven with a session (the admin) in a rolled-back test."""
+def board_url(request) -> str:
+    """The board a test talks to (docs/README.md §The test suite): in a rolled-back test
+    (`django_db`) the board in-process; in a test that commits for real
+    (`django_db(transaction=True)`) a live server over HTTP."""
+    if _commits_for_real(request):
+        return request.getfixturevalue("live_server").url
+    return request.getfixturevalue("board_in_process")
+
+
+@pytest.fixture
+def board_client(board_in_process):
+    """Django's test client in a rolled-back test, its requests committing as on a live server
+    (tests/inprocess.py): pages driven with a session (the admin)."""
     from tests.inprocess import Client
 
     return Client()

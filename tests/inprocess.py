@@ -5,16 +5,18 @@ keys, signatures and ingest answer, and the after-commit work runs where the com
 A test that commits for real (`django_db(transaction=True)`) talks to a live server instead:
 `board_url` is then the live server's URL, and every helper here sends over HTTP.
 
-Commits. The live server runs a request in autocommit mode: its outermost `atomic` block
-commits when it exits, and the `on_commit` work registered in it (the board generation, the
-read-model recompute, the weight check: eager Celery in tests) runs right then, before the view
-goes on; the final's answer reads the eager weight check's verdict after that commit
-(submissions/ingest/answers.py). In a rolled-back test every block of the request is a savepoint
-of the test's transaction, and `on_commit` work would wait for a commit that never comes
-(`captureOnCommitCallbacks` would run it only after the answer is made). `requests_commit`
-gives the request's own connection the live server's order back, for the request only: the work
-registered in a block runs once its outermost block is released, and work registered outside
-any block of the request runs at once, as `on_commit` does in autocommit mode.
+Commits. A live server runs a request, and a transactional test its own code, in autocommit
+mode: an outermost `atomic` block commits when it exits, and the `on_commit` work registered in
+it (the board generation, the read-model recompute, the weight check: eager Celery in tests)
+runs right then, before the code goes on; the final's answer reads the eager weight check's
+verdict after that commit (submissions/ingest/answers.py). In a rolled-back test every block is
+a savepoint of the test's transaction, and `on_commit` work would wait for a commit that never
+comes (`captureOnCommitCallbacks` would run it only after the answer is made). `committing`
+gives the test's connection autocommit's order back: the work registered in a block runs once
+its outermost block is released, and work registered outside any block runs at once. The
+in-process board fixtures (tests/conftest.py) hold it for the whole test, so a management
+command or a service the test calls itself commits the same way; every in-process request
+holds it too.
 """
 
 import json
@@ -48,15 +50,16 @@ def _run(func, robust: bool) -> None:
 
 
 @contextmanager
-def requests_commit(using: str = DEFAULT_DB_ALIAS):
-    """Within: after-commit work runs where a request's commit would run it (module docstring).
-    Outside a transaction (a transactional test) commits are real, and nothing changes."""
+def committing(using: str = DEFAULT_DB_ALIAS):
+    """Within: after-commit work runs where autocommit mode would run it (module docstring).
+    Outside a transaction (a transactional test) commits are real, and nothing changes; within
+    `committing` already (the test holds it), nothing is added."""
     conn = connections[using]
-    if not conn.in_atomic_block:
+    if not conn.in_atomic_block or "on_commit" in vars(conn):
         yield
         return
     depth = len(conn.atomic_blocks)  # the test's own blocks
-    start = len(conn.run_on_commit)  # the work the test itself registered waits for the test
+    start = len(conn.run_on_commit)  # work registered before waits for the test's end
     release_savepoint = conn.savepoint_commit
     register = conn.on_commit
 
@@ -70,11 +73,11 @@ def requests_commit(using: str = DEFAULT_DB_ALIAS):
 
     def savepoint_commit(sid):
         release_savepoint(sid)
-        if len(conn.atomic_blocks) == depth:  # the request's outermost block: its commit
+        if len(conn.atomic_blocks) == depth:  # an outermost block: its commit
             run_committed()
 
     def on_commit(func, robust=False):
-        if len(conn.atomic_blocks) == depth:  # outside the request's blocks: autocommit
+        if len(conn.atomic_blocks) == depth:  # outside any block: autocommit
             if not callable(func):
                 raise TypeError("on_commit()'s callback must be a callable.")
             _run(func, robust)
@@ -111,7 +114,7 @@ def send(method: str, url: str, body: bytes | None = None, headers: dict | None 
     if body is not None:  # as urllib sends it: a length and a type even when empty
         environ = {"CONTENT_LENGTH": str(len(body)), "CONTENT_TYPE": content_type}
     client = test.Client(enforce_csrf_checks=True, raise_request_exception=False)
-    with requests_commit():
+    with committing():
         response = client.generic(
             method,
             path,
@@ -125,11 +128,11 @@ def send(method: str, url: str, body: bytes | None = None, headers: dict | None 
 
 
 class Client(test.Client):
-    """Django's test client whose requests commit as they do on a live server (requests_commit):
+    """Django's test client whose requests commit as they do on a live server (committing):
     for the tests that drive a page as a signed-in user (the admin) in a rolled-back test."""
 
     def request(self, **request):
-        with requests_commit():
+        with committing():
             return super().request(**request)
 
 
