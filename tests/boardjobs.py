@@ -41,38 +41,41 @@ class Reply:
     text: str
 
 
-def read_api(base_url: str, path: str) -> Reply:
-    """GET a public route the way a visitor's client does (urllib: redirects followed); the
-    body parsed when it is JSON."""
-    url = base_url.rstrip("/") + path if path else base_url
+def fetch(url: str) -> tuple[int, dict, bytes]:
+    """GET `url` the way a visitor's client does (urllib: redirects followed): the status,
+    headers and body of the last answer; in-process on tests.inprocess.IN_PROCESS_URL."""
     if inprocess.in_process(url):
-        status, payload = _read_in_process(url)
-    else:
-        request = urllib.request.Request(url, headers={"Accept": "*/*"})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                status, payload = response.status, response.read()
-        except urllib.error.HTTPError as error:
-            status, payload = error.code, error.read()
+        return _fetch_in_process(url)
+    request = urllib.request.Request(url, headers={"Accept": "*/*"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+URLLIB_AGENT = f"Python-urllib/{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _fetch_in_process(url: str) -> tuple[int, dict, bytes]:
+    """As urllib reads it: the same headers, and up to 10 redirects followed."""
+    for _ in range(11):
+        answer = inprocess.send("GET", url, headers={"Accept": "*/*", "User-Agent": URLLIB_AGENT})
+        if answer.status not in (301, 302, 303, 307, 308):
+            return answer.status, answer.headers, answer.payload
+        url = urljoin(url, answer.headers["Location"])
+    raise AssertionError(f"more than 10 redirects, the last to {url}")
+
+
+def read_api(base_url: str, path: str) -> Reply:
+    """GET a public route (`fetch`); the body parsed when it is JSON."""
+    status, _, payload = fetch(base_url.rstrip("/") + path if path else base_url)
     text = payload.decode("utf-8")
     try:
         body = json.loads(text)
     except ValueError:
         body = {}
     return Reply(status, body if isinstance(body, dict) else {"items": body}, text)
-
-
-URLLIB_AGENT = f"Python-urllib/{sys.version_info.major}.{sys.version_info.minor}"
-
-
-def _read_in_process(url: str) -> tuple[int, bytes]:
-    """As urllib reads it: the same headers, and up to 10 redirects followed."""
-    for _ in range(11):
-        answer = inprocess.send("GET", url, headers={"Accept": "*/*", "User-Agent": URLLIB_AGENT})
-        if answer.status not in (301, 302, 303, 307, 308):
-            return answer.status, answer.payload
-        url = urljoin(url, answer.headers["Location"])
-    raise AssertionError(f"more than 10 redirects, the last to {url}")
 
 
 def drafter_sha(model: DemoModel) -> str:
