@@ -1,12 +1,14 @@
 """What the tests of the board's read side share: demo jobs cut to the bundles a test needs,
 the Hub stand-in holding a demo model's weights, uploads through the real signing client, and
-reads of the public API over HTTP."""
+reads of the public API (in-process or over HTTP: tests/inprocess.py)."""
 
 import hashlib
 import json
+import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
 from demo.bundles import (
     PERF_SUITE_ID,
@@ -18,6 +20,7 @@ from demo.bundles import (
     weights_for,
 )
 from demo.podclient import PodClient
+from tests import inprocess
 
 JobEntry = tuple[str, str | None, str, dict]  # (board, suite_id, model, bundle)
 HF_FIELDS = (
@@ -38,15 +41,35 @@ class Reply:
     text: str
 
 
-def read_api(base_url: str, path: str) -> Reply:
-    """GET a public route the way a visitor's client does; the body parsed when it is JSON."""
-    url = base_url.rstrip("/") + path if path else base_url
+def fetch(url: str) -> tuple[int, dict, bytes]:
+    """GET `url` the way a visitor's client does (urllib: redirects followed): the status,
+    headers and body of the last answer; in-process on tests.inprocess.IN_PROCESS_URL."""
+    if inprocess.in_process(url):
+        return _fetch_in_process(url)
     request = urllib.request.Request(url, headers={"Accept": "*/*"})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            status, payload = response.status, response.read()
+            return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as error:
-        status, payload = error.code, error.read()
+        return error.code, dict(error.headers), error.read()
+
+
+URLLIB_AGENT = f"Python-urllib/{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _fetch_in_process(url: str) -> tuple[int, dict, bytes]:
+    """As urllib reads it: the same headers, and up to 10 redirects followed."""
+    for _ in range(11):
+        answer = inprocess.send("GET", url, headers={"Accept": "*/*", "User-Agent": URLLIB_AGENT})
+        if answer.status not in (301, 302, 303, 307, 308):
+            return answer.status, answer.headers, answer.payload
+        url = urljoin(url, answer.headers["Location"])
+    raise AssertionError(f"more than 10 redirects, the last to {url}")
+
+
+def read_api(base_url: str, path: str) -> Reply:
+    """GET a public route (`fetch`); the body parsed when it is JSON."""
+    status, _, payload = fetch(base_url.rstrip("/") + path if path else base_url)
     text = payload.decode("utf-8")
     try:
         body = json.loads(text)

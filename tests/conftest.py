@@ -1,4 +1,5 @@
-"""Shared fixtures: a live board over HTTP, pod clients with real keys, service gates.
+"""Shared fixtures: the board in-process or live over HTTP, pod clients with real keys, service
+gates.
 
 Tests that need PostgreSQL, Redis or Chromium skip with a clear message locally when the
 service is missing; with AEON_REQUIRE_SERVICES=1 (CI) a missing service fails instead.
@@ -11,6 +12,7 @@ import pytest
 from django.db import connection
 
 from demo.podclient import PodClient
+from tests.inprocess import IN_PROCESS_URL, committing, pod_client
 
 REQUIRE_SERVICES = os.environ.get("AEON_REQUIRE_SERVICES") == "1"
 
@@ -185,15 +187,51 @@ def postgres(transactional_db):
         missing_service("needs PostgreSQL: set DATABASE_URL=postgres://…")
 
 
+def _commits_for_real(request) -> bool:
+    """Whether the test runs outside a rolled-back transaction: `django_db(transaction=True)`,
+    or a fixture that needs that (the live server, PostgreSQL's locks)."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker is not None and (marker.kwargs.get("transaction") or marker.args[:1] == (True,)):
+        return True
+    return bool({"transactional_db", "live_server", "postgres"} & set(request.fixturenames))
+
+
 @pytest.fixture
-def board_url(live_server) -> str:
-    return live_server.url
+def board_in_process(db):
+    """The board in-process (tests/inprocess.py), in the test's rolled-back transaction: an
+    empty answer cache (the rollback takes the board generation back to a number an earlier
+    test may have cached answers under), and commits in autocommit's order for the whole test
+    (`committing`: a command or service the test calls commits as a request does)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    with committing():
+        yield IN_PROCESS_URL
+
+
+@pytest.fixture
+def board_url(request) -> str:
+    """The board a test talks to (docs/README.md §The test suite): in a rolled-back test
+    (`django_db`) the board in-process; in a test that commits for real
+    (`django_db(transaction=True)`) a live server over HTTP."""
+    if _commits_for_real(request):
+        return request.getfixturevalue("live_server").url
+    return request.getfixturevalue("board_in_process")
+
+
+@pytest.fixture
+def board_client(board_in_process):
+    """Django's test client in a rolled-back test, its requests committing as on a live server
+    (tests/inprocess.py): pages driven with a session (the admin)."""
+    from tests.inprocess import Client
+
+    return Client()
 
 
 @pytest.fixture
 def pod(board_url) -> PodClient:
-    """An enrolled pod with its own fresh device key."""
-    client = PodClient(board_url, timeout=60)
+    """An enrolled pod with its own fresh device key, on `board_url`."""
+    client = pod_client(board_url, timeout=60)
     assert client.enroll().status == 200
     return client
 
@@ -201,7 +239,7 @@ def pod(board_url) -> PodClient:
 @pytest.fixture
 def make_pod(board_url):
     def make() -> PodClient:
-        client = PodClient(board_url, timeout=60)
+        client = pod_client(board_url, timeout=60)
         assert client.enroll().status == 200
         return client
 

@@ -15,6 +15,7 @@ import pytest
 from board.models import Run
 from demo.podclient import USER_AGENT, Answer, PodClient, RunSession
 from submissions.models import IngestLogEntry
+from tests import inprocess
 
 MODEL = "google/gemma-4-26B-A4B-it"
 TEXT_SUITE = "aeon-suite-v4"
@@ -22,7 +23,9 @@ TEXT_EXAMPLE = Path(__file__).resolve().parent / "fixtures" / "examples" / "text
 DUPLICATE_MESSAGE = "job already submitted and available on the Mothership"
 # Nothing listens there: weight checks run at commit (eager Celery) and defer, so runs stay pending.
 UNREACHABLE_HUB = "http://127.0.0.1:9"
-# Live-server tests commit for real; the flush after each test re-seeds the reference data.
+# Tests that need a socket or a real commit (docs/README.md §The test suite) run against a live
+# server; the flush after each test re-seeds the reference data. The others are plain
+# `django_db` tests, rolled back, the board in-process (tests/inprocess.py).
 LIVE_DB = pytest.mark.django_db(transaction=True)
 
 
@@ -155,16 +158,19 @@ def raw_request(
     headers: dict | None = None,
 ) -> RawAnswer:
     """One request with exactly the given headers (no Content-Length is added), never following
-    a redirect."""
+    a redirect. In-process (tests/inprocess.py), a body must come with its true Content-Length:
+    what the test client cannot send (a missing or lying length) needs a live server."""
+    sent = {"User-Agent": USER_AGENT, "Connection": "close", **(headers or {})}
+    if inprocess.in_process(board_url):
+        if body and not any(name.lower() == "content-length" for name in sent):
+            raise AssertionError("a body without a Content-Length needs a live server")
+        answer = inprocess.send(method, board_url + path, body or None, sent)
+        return RawAnswer(answer.status, answer.headers, answer.payload)
     url = urlsplit(board_url)
     connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
     try:
         connection.putrequest(method, path, skip_accept_encoding=True)
-        for name, value in {
-            "User-Agent": USER_AGENT,
-            "Connection": "close",
-            **(headers or {}),
-        }.items():
+        for name, value in sent.items():
             connection.putheader(name, value)
         connection.endheaders()
         if body:

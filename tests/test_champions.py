@@ -22,7 +22,7 @@ from tests.championjobs import (
     submit_seed_line,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SPARK = "dgx-spark-x1"
 GEMMA = GEMMA_816.hf_repo.lower()

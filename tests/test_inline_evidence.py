@@ -18,7 +18,6 @@ from board.services import bump_generation
 from submissions.models import QuarantinedBundle, RawBundle, SessionBundle
 from submissions.services import store_evidence_row
 from tests.podchannel import (
-    LIVE_DB,
     MODEL,
     TEXT_SUITE,
     job_sig,
@@ -32,7 +31,7 @@ from tests.podchannel import (
     without_benchmark,
 )
 
-pytestmark = LIVE_DB
+pytestmark = pytest.mark.django_db
 
 
 def bundle_files(folder: Path) -> list[str]:

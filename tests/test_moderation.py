@@ -1,4 +1,4 @@
-"""Moderation in the Django admin over HTTP (docs/trust-anchor.md §Moderation): each action asks
+"""Moderation in the Django admin (docs/trust-anchor.md §Moderation): each action asks
 for a reason, goes through the moderation services, writes one audit row shown on the benchmark
 page, recomputes what it changes (crowns, reproductions, the cache generation) and issues a new
 manifest version; evidence is never deleted or edited from the admin."""
@@ -7,7 +7,6 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.test import Client
 
 from anchor.models import AuditEntry, ModerationAction, RunManifest
 from board.models import Benchmark, BoardGeneration, HoldClearance, ModerationFlag, Run
@@ -23,18 +22,19 @@ from submissions.models import (
 from submissions.rebuild import rebuild_board
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816, crown, submit, submit_seed_line
+from tests.inprocess import Client
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SPARK = "dgx-spark-x1"
 HF_TOKEN = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bD1fH3k"
 
 
 @pytest.fixture
-def staff(client):
+def staff(board_client):
     get_user_model().objects.create_superuser("mod", "mod@example.org", "a-long-password-1")
-    assert client.login(username="mod", password="a-long-password-1")
-    return client
+    assert board_client.login(username="mod", password="a-long-password-1")
+    return board_client
 
 
 def act(staff, changelist: str, action: str, pks, reason: str = "checked the evidence"):

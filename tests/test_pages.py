@@ -1,4 +1,4 @@
-"""The public pages over HTTP: query counts that do not grow with the rows shown, the page-weight
+"""The public pages: query counts that do not grow with the rows shown, the page-weight
 budget, the exports, the raw bundle download, the CSP, the static pipeline and safe Markdown."""
 
 import csv
@@ -25,10 +25,16 @@ from demo.loader import prefill_hub_cache
 from evidence.signing import key_fingerprint
 from tests.boardjobs import as_local_run, core_job, read_api, submit_job
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_BUDGET_BYTES = 150_000  # HTML + CSS + our JS of one page, plotly.js apart
+
+
+@pytest.fixture
+def client(board_client):
+    """Pages read in-process in a rolled-back test, committing as on a live server."""
+    return board_client
 
 
 def queries_of(client, path: str) -> int:

@@ -7,7 +7,6 @@ import pytest
 
 from board.models import Result, Run
 from demo.bundles import DEMO_MODELS, job_bundles, text_checkpoints
-from demo.podclient import PodClient
 from submissions.models import (
     CheckpointRow,
     DeviceKey,
@@ -18,8 +17,8 @@ from submissions.models import (
     SessionBundle,
     SessionStatus,
 )
+from tests.inprocess import pod_client
 from tests.podchannel import (
-    LIVE_DB,
     MODEL,
     TEXT_SUITE,
     UNREACHABLE_HUB,
@@ -49,7 +48,7 @@ ROW_FIELDS = (
     "speed",
 )
 TEXT_CASES = 174
-pytestmark = LIVE_DB
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +71,7 @@ def sent_rows(rows: list[dict]) -> list[dict]:
 
 
 def test_it_enrolls_a_key_and_answers_a_re_enrolment_with_its_fingerprint(board_url):
-    pod = PodClient(board_url, timeout=60)
+    pod = pod_client(board_url, timeout=60)
     fingerprint = sha256(pod.public_key.encode("ascii"))[:16]
     expected = {"ok": True, "fingerprint": fingerprint, "status": "active"}
 
@@ -86,7 +85,7 @@ def test_it_enrolls_a_key_and_answers_a_re_enrolment_with_its_fingerprint(board_
 
 
 def test_a_challenge_is_single_use(board_url):
-    pod = PodClient(board_url, timeout=60)
+    pod = pod_client(board_url, timeout=60)
     challenge = pod.send("GET", "/api/v1/enroll/challenge").body["challenge"]
     request = {
         "public_key": pod.public_key,

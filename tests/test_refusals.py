@@ -9,7 +9,6 @@ import json
 import pytest
 
 from board.models import Result, Run
-from demo.podclient import PodClient
 from evidence.blobstore import blob_store
 from evidence.signing import canonical_json, key_fingerprint
 from submissions import services
@@ -24,6 +23,7 @@ from submissions.models import (
     RunSession,
     SessionStatus,
 )
+from tests.inprocess import pod_client
 from tests.podchannel import (
     LIVE_DB,
     MODEL,
@@ -41,7 +41,7 @@ from tests.podchannel import (
     without_benchmark,
 )
 
-pytestmark = LIVE_DB
+pytestmark = pytest.mark.django_db
 
 
 def session_of(run_id: str) -> RunSession:
@@ -124,7 +124,7 @@ def test_it_answers_404_for_an_unknown_run(pod):
 
 
 def test_it_refuses_to_open_a_run_for_an_unknown_key(board_url):
-    stranger = PodClient(board_url, timeout=60)
+    stranger = pod_client(board_url, timeout=60)
 
     answer = stranger.post_json(
         "/api/v1/runs", stranger.open_run_request(MODEL, TEXT_SUITE, "text")
@@ -192,6 +192,7 @@ def test_it_refuses_a_bundle_naming_another_run(pod, field, reason):
     assert not Run.objects.exists()
 
 
+@LIVE_DB  # a Content-Length other than the body's: only a socket sends it
 def test_it_reads_only_the_declared_content_length(pod):
     session = pod.open_run(MODEL, TEXT_SUITE, "text")
     body = signed_body(pod, session, small_content(3))
@@ -215,6 +216,7 @@ def test_it_reads_only_the_declared_content_length(pod):
     assert session_of(session.run_id).status == SessionStatus.OPEN
 
 
+@LIVE_DB  # a Content-Length other than the body's: only a socket sends it
 def test_it_refuses_a_declared_length_over_the_cap_before_reading(pod, settings):
     session = pod.open_run(MODEL, TEXT_SUITE, "text")
     body = signed_body(pod, session, small_content(3))

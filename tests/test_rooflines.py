@@ -380,7 +380,7 @@ def crowned_ids(board_url):
     return {crown["benchmark_id"] for crown in champions if crown}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_published_job_ranks_with_its_percent_of_roofline_and_no_mark(pod, hub, board_url):
     put_on_hub(hub, GEMMA)
 
@@ -429,7 +429,7 @@ def hostile_jobs():
     }
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_cohorts_beyond_their_bounds_are_marked_unranked_uncrowned_and_never_handed_to_pods(
     make_pod, hub, board_url
 ):
@@ -466,7 +466,7 @@ def test_cohorts_beyond_their_bounds_are_marked_unranked_uncrowned_and_never_han
     assert {b.public_id for b in listed} == {b["id"] for (b, _), _ in hostile.values()}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_an_unknown_architecture_gets_no_bound_and_no_mark(pod, hub, board_url):
     # A name without -{total}B-A{active}B, so the name cannot stand in for the config either.
     qwen = next(m for m in DEMO_MODELS if m.key == "qwen3-14b-fp8-rtx5090")
@@ -484,7 +484,7 @@ def test_an_unknown_architecture_gets_no_bound_and_no_mark(pod, hub, board_url):
     assert "No bound" in read_api(board_url, f"/benchmarks/{benchmark['id']}/").text
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_drafter_barely_accepting_is_marked_with_its_figure(pod, hub, board_url):
     put_on_hub(hub, GEMMA)
     job = core_job(GEMMA)
@@ -504,7 +504,7 @@ def test_a_drafter_barely_accepting_is_marked_with_its_figure(pod, hub, board_ur
     assert "barely accepting" in recipe_page
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_an_infinite_aggregate_is_an_invalid_cohort_never_a_500(pod, hub, board_url):
     """Runs on PostgreSQL and on SQLite (the embedded default: run the file without
     DATABASE_URL)."""
@@ -527,7 +527,7 @@ def test_an_infinite_aggregate_is_an_invalid_cohort_never_a_500(pod, hub, board_
         assert read_api(board_url, path).status == 200
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_number_beyond_measure_is_refused_400_at_the_edge(pod, hub):
     put_on_hub(hub, GEMMA)
     job = core_job(GEMMA)

@@ -20,9 +20,9 @@ from board import selectors
 from board.models import Result, Run
 from board.services import bump_generation
 from submissions.pages import BUNDLE_BLOCK, PUBLIC_COPY_BATCH, PUBLIC_COPY_BATCH_BYTES
-from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, small_content
+from tests.podchannel import MODEL, TEXT_SUITE, small_content
 
-pytestmark = LIVE_DB
+pytestmark = pytest.mark.django_db
 
 SMALL, LARGE = 130, 520  # cases of the two runs compared: four times the rows
 
@@ -224,11 +224,12 @@ def traced_peak(read) -> int:
 
 
 def consumed(response) -> None:
-    """Read a response to its end without keeping it, as a client saving to disk does."""
+    """Read a response to its end without keeping it, as a client saving to disk does. The test
+    client closes a response once it is read (a streamed one at its end); closing it again would
+    send request_finished, which closes a connection held in a rolled-back transaction."""
     assert response.status_code == 200
     for _ in response.streaming_content if response.streaming else [response.content]:
         pass
-    response.close()
 
 
 def test_memory_per_request_follows_the_page_not_the_run(pod, client):
@@ -275,8 +276,7 @@ def test_the_signed_original_streams_from_the_store_in_bounded_blocks(pod, clien
             whole.update(chunk)
         _, peak = tracemalloc.get_traced_memory()
     finally:
-        tracemalloc.stop()
-        response.close()
+        tracemalloc.stop()  # the test client closed the response at its end (consumed)
 
     total = sum(sizes)
     assert total > 4_000_000 and whole.hexdigest() == digest
@@ -292,7 +292,7 @@ def test_the_signed_original_streams_from_the_store_in_bounded_blocks(pod, clien
     assert again.status_code == 304 and again["ETag"] == f'"{digest}"'
     other = client.get(f"/runs/{run_id}/bundle.json", HTTP_IF_NONE_MATCH='"0000"')
     assert other.status_code == 200
-    other.close()
+    consumed(other)  # the test client closes it at its end
     client.logout()
     # The digest does not open the evidence to anyone else.
     anonymous = client.get(f"/runs/{run_id}/bundle.json", HTTP_IF_NONE_MATCH=f'"{digest}"')

@@ -4,7 +4,6 @@ headers, drawn by Chromium) and the beat entry that writes the export."""
 
 import csv
 import io
-import urllib.request
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
@@ -17,11 +16,11 @@ from board.badges import badge_svg
 from board.datasets import SCHEMA_VERSION
 from board.models import Benchmark, DatasetExport
 from demo.loader import prefill_hub_cache
-from tests.boardjobs import read_api
+from tests.boardjobs import fetch, read_api
 from tests.championjobs import GEMMA_816, QWEN_NEXT, RTX_5090, submit
 from tests.podchannel import raw_request
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 SPARK = "dgx-spark-x1"
@@ -52,9 +51,9 @@ class Download:
 
 def download(board_url: str, path: str) -> Download:
     """GET as a client does, following a redirect (the latest file leads to its version)."""
-    with urllib.request.urlopen(board_url + path, timeout=30) as response:
-        assert response.status == 200, path
-        return Download(dict(response.headers), response.read())
+    status, headers, payload = fetch(board_url + path)
+    assert status == 200, path
+    return Download(headers, payload)
 
 
 def test_the_parquet_export_reads_back_with_its_schema_version_and_the_apis_row_counts(

@@ -15,7 +15,7 @@ from submissions.rebuild import rebuild_board
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 HF_TOKEN = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bD1fH3k"
 

@@ -22,7 +22,7 @@ from tests.boardjobs import (
     submit_job,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 MODEL = DEMO_MODELS[0]  # Gemma 4 26B-A4B with a pinned DFlash drafter
