@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import json
 
-from demo.bundles.common import EASE, agentic_task_ids, fit_units, html_page, section_rng
+from demo.bundles.common import (
+    EASE,
+    agentic_task_ids,
+    case_row,
+    checked,
+    criterion,
+    fit_units,
+    html_page,
+    rubric,
+    section_rng,
+)
 from demo.bundles.perf import row_speed
 from demo.catalogue import (
     AGENTIC_GOD_TASKS,
@@ -121,43 +131,31 @@ def modality_rows(model: DemoModel, modality: str, cases, seed: int, cells: dict
         score = round(unit / denom, 4)
         tier = 1 if denom > 1 else 0
         if tier:
-            evidence = {
-                "tier": 1,
-                "required_failed": unit == 0,
-                "criteria": [
-                    {
-                        "id": f"r{i + 1}",
-                        "question": f"Keyword group {i + 1} present?",
-                        "satisfied": i < unit,
-                        "evidence": "keyword matched" if i < unit else "missing",
-                        "decided_by": "tier0_shadow",
-                        "required": i == 0,
-                    }
-                    for i in range(denom)
-                ],
-            }
+            criteria = [
+                criterion(
+                    f"r{i + 1}",
+                    f"Keyword group {i + 1} present?",
+                    i < unit,
+                    "keyword matched" if i < unit else "missing",
+                    "tier0_shadow",
+                    i == 0,
+                )
+                for i in range(denom)
+            ]
+            evidence = rubric(criteria, required_failed=unit == 0)
         else:
-            evidence = {
-                "tier": 0,
-                "checkers": [
-                    {
-                        "type": "closed_set",
-                        "satisfied": bool(unit),
-                        "evidence": "slot matched" if unit else "slot mismatch",
-                    }
-                ],
-            }
+            evidence = checked(
+                "closed_set", bool(unit), "slot matched" if unit else "slot mismatch"
+            )
         rows.append(
-            {
-                "case_id": f"{modality}.{name}",
-                "category": category,
-                "tier": tier,
-                "status": "scored",
-                "score": score,
-                "creativity": None,
-                "raw_output": f"<answer>{'ok' if unit else 'unsure'}</answer>",
-                "evidence": evidence,
-                "speed": row_speed(rng, cell, rng.randint(8, 120)),
-            }
+            case_row(
+                f"{modality}.{name}",
+                category,
+                tier,
+                score=score,
+                raw_output=f"<answer>{'ok' if unit else 'unsure'}</answer>",
+                evidence=evidence,
+                speed=row_speed(rng, cell, rng.randint(8, 120)),
+            )
         )
     return rows

@@ -121,3 +121,62 @@ def html_page(title: str, body: str) -> str:
         f"<!DOCTYPE html><html><head><meta charset=utf-8><title>{title}</title></head>"
         f"<body>{body}<script>/* demo */</script></body></html>"
     )
+
+
+# The shapes every text-suite-like bundle (text, vision, audio, video) repeats: a case's row,
+# and the evidence its grader writes, tier 0 (one checker) or tier 1 (a rubric of criteria).
+
+
+def case_row(
+    case_id: str,
+    category: str,
+    tier: int,
+    *,
+    status: str = "scored",
+    score: float | None,
+    creativity: int | None = None,
+    raw_output: str,
+    evidence: dict,
+    speed: dict,
+) -> dict:
+    """One result row of a text-like bundle, as the pod writes it."""
+    return {
+        "case_id": case_id,
+        "category": category,
+        "tier": tier,
+        "status": status,
+        "score": score,
+        "creativity": creativity,
+        "raw_output": raw_output,
+        "evidence": evidence,
+        "speed": speed,
+    }
+
+
+def checked(kind: str, satisfied: bool, evidence: str, **counts) -> dict:
+    """Tier-0 evidence: one deterministic checker's verdict (with `counts` such as the tests
+    passed, before the checkers)."""
+    return {
+        "tier": 0,
+        **counts,
+        "checkers": [{"type": kind, "satisfied": satisfied, "evidence": evidence}],
+    }
+
+
+def criterion(
+    cid: str, question: str, satisfied: bool | None, evidence: str, decided_by: str, required: bool
+) -> dict:
+    """One criterion of a tier-1 rubric and who decided it (`satisfied` None: a judge has not)."""
+    return {
+        "id": cid,
+        "question": question,
+        "satisfied": satisfied,
+        "evidence": evidence,
+        "decided_by": decided_by,
+        "required": required,
+    }
+
+
+def rubric(criteria: list[dict], *, required_failed: bool) -> dict:
+    """Tier-1 evidence: the rubric's criteria."""
+    return {"tier": 1, "required_failed": required_failed, "criteria": criteria}

@@ -8,9 +8,13 @@ import random
 from demo.bundles.common import (
     EASE,
     SUITE,
+    case_row,
+    checked,
+    criterion,
     fit_units,
     graded_output,
     html_page,
+    rubric,
     section_rng,
     stable_int,
     text_cases,
@@ -131,17 +135,16 @@ def _scored_row(
     creativity = None
     if category == "Prose" and difficulty not in ("easy", "medium"):
         creativity = min(3, max(0, round(score * 3 + rng.uniform(-0.6, 0.4))))
-    return {
-        "case_id": case_id,
-        "category": category,
-        "tier": case.tier,
-        "status": "scored",
-        "score": score,
-        "creativity": creativity,
-        "raw_output": output,
-        "evidence": evidence,
-        "speed": row_speed(rng, cell, out_tokens),
-    }
+    return case_row(
+        case_id,
+        category,
+        case.tier,
+        score=score,
+        creativity=creativity,
+        raw_output=output,
+        evidence=evidence,
+        speed=row_speed(rng, cell, out_tokens),
+    )
 
 
 def _no_answer_row(
@@ -149,53 +152,49 @@ def _no_answer_row(
 ) -> dict:
     reason = rng.choice(["empty_completion", "max_tokens_no_final", "unparseable_final"])
     speed = row_speed(rng, cell, min(32768, model.context_len // 2))
-    return {
-        "case_id": case_id,
-        "category": category,
-        "tier": SUITE.cases[case_id].tier,
-        "status": "no_answer",
-        "score": 0.0,
-        "creativity": None,
-        "raw_output": "",
-        "evidence": {"no_answer": True, "true_fail": True, "attempts": 6, "reasons": [reason] * 6},
-        "speed": speed,
-    }
+    return case_row(
+        case_id,
+        category,
+        SUITE.cases[case_id].tier,
+        status="no_answer",
+        score=0.0,
+        raw_output="",
+        evidence={"no_answer": True, "true_fail": True, "attempts": 6, "reasons": [reason] * 6},
+        speed=speed,
+    )
 
 
 def _judge_pending_row(rng: random.Random, case_id: str, category: str, cell: dict) -> dict:
     output = _prose_text(rng, 14)
-    return {
-        "case_id": case_id,
-        "category": category,
-        "tier": 1,
-        "status": "needs_frontier_judge",
-        "score": None,
-        "creativity": None,
-        "raw_output": output,
-        "evidence": {
-            "tier": 1,
-            "required_failed": False,
-            "criteria": [
-                {
-                    "id": "voice",
-                    "question": "Does the piece keep a consistent narrative voice?",
-                    "satisfied": None,
-                    "evidence": "judge_pending — needs a frontier judge",
-                    "decided_by": "judge_pending",
-                    "required": True,
-                },
-                {
-                    "id": "imagery",
-                    "question": "Is the imagery concrete rather than abstract?",
-                    "satisfied": None,
-                    "evidence": "judge_pending — needs a frontier judge",
-                    "decided_by": "judge_pending",
-                    "required": False,
-                },
-            ],
-        },
-        "speed": row_speed(rng, cell, len(output) // 4),
-    }
+    pending = "judge_pending — needs a frontier judge"
+    criteria = [
+        criterion(
+            "voice",
+            "Does the piece keep a consistent narrative voice?",
+            None,
+            pending,
+            "judge_pending",
+            True,
+        ),
+        criterion(
+            "imagery",
+            "Is the imagery concrete rather than abstract?",
+            None,
+            pending,
+            "judge_pending",
+            False,
+        ),
+    ]
+    return case_row(
+        case_id,
+        category,
+        1,
+        status="needs_frontier_judge",
+        score=None,
+        raw_output=output,
+        evidence=rubric(criteria, required_failed=False),
+        speed=row_speed(rng, cell, len(output) // 4),
+    )
 
 
 def _math_row(rng, difficulty, number, unit, denom):
@@ -211,17 +210,8 @@ def _math_row(rng, difficulty, number, unit, denom):
         steps.insert(1, "Check the order of operations: the product binds tighter than the sum.")
         steps.append(f"Sanity check: {got} mod 9 = {got % 9}.")
     output = "\n".join(steps) + f"\n\n\\boxed{{{got}}}"
-    evidence = {
-        "tier": 0,
-        "checkers": [
-            {
-                "type": "numeric_tolerance",
-                "satisfied": bool(unit),
-                "evidence": f"want [{float(want)}] got [{float(got)}] (slot=None)",
-            }
-        ],
-    }
-    return output, evidence
+    evidence = f"want [{float(want)}] got [{float(got)}] (slot=None)"
+    return output, checked("numeric_tolerance", bool(unit), evidence)
 
 
 def _reasoning_row(rng, difficulty, number, unit, denom):
@@ -235,17 +225,7 @@ def _reasoning_row(rng, difficulty, number, unit, denom):
         f"Checking every constraint against that assignment leaves option {got} as the only "
         f"consistent one.\n\n<answer>{got}</answer>"
     )
-    evidence = {
-        "tier": 0,
-        "checkers": [
-            {
-                "type": "closed_set",
-                "satisfied": bool(unit),
-                "evidence": f"want {want!r} got {got!r}",
-            }
-        ],
-    }
-    return output, evidence
+    return output, checked("closed_set", bool(unit), f"want {want!r} got {got!r}")
 
 
 def _coding_row(rng, difficulty, number, unit, denom):
@@ -271,19 +251,10 @@ def _coding_row(rng, difficulty, number, unit, denom):
         "    return result\n```\n\n"
         "It sorts once (O(n log n)) and then makes a single pass."
     )
-    evidence = {
-        "tier": 0,
-        "tests_passed": unit,
-        "tests_total": denom,
-        "checkers": [
-            {
-                "type": "python_tests",
-                "satisfied": unit == denom,
-                "evidence": f"{unit}/{denom} tests passed",
-            }
-        ],
-    }
-    return output, evidence
+    evidence = f"{unit}/{denom} tests passed"
+    return output, checked(
+        "python_tests", unit == denom, evidence, tests_passed=unit, tests_total=denom
+    )
 
 
 def _rubric(rng, criteria, unit, denom, with_pending: bool):
@@ -292,28 +263,20 @@ def _rubric(rng, criteria, unit, denom, with_pending: bool):
     rows = []
     for i, (cid, question) in enumerate(criteria[:denom]):
         ok = i in passed
-        rows.append(
-            {
-                "id": cid,
-                "question": question,
-                "satisfied": ok,
-                "evidence": "pattern matched" if ok else "check failed",
-                "decided_by": "tier0_shadow",
-                "required": i == 0,
-            }
-        )
+        evidence = "pattern matched" if ok else "check failed"
+        rows.append(criterion(cid, question, ok, evidence, "tier0_shadow", i == 0))
     if with_pending:
         rows.append(
-            {
-                "id": "on_topic",
-                "question": "Does the answer stay on the requested topic?",
-                "satisfied": None,
-                "evidence": "judge_pending — optional criterion excluded from the score",
-                "decided_by": "judge_pending",
-                "required": False,
-            }
+            criterion(
+                "on_topic",
+                "Does the answer stay on the requested topic?",
+                None,
+                "judge_pending — optional criterion excluded from the score",
+                "judge_pending",
+                False,
+            )
         )
-    return {"tier": 1, "required_failed": unit == 0, "criteria": rows}
+    return rubric(rows, required_failed=unit == 0)
 
 
 def _instruction_row(rng, difficulty, number, unit, denom):
