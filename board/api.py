@@ -11,8 +11,12 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from board import selectors
 from board.champions import Axis
+from board.selectors import benchmarks as benchmark_reads
+from board.selectors import catalog
+from board.selectors import crowns as crown_reads
+from board.selectors import recipes as recipe_reads
+from board.selectors import runs as run_reads
 from board.serializers import (
     BenchmarkDetailSerializer,
     BenchmarkSerializer,
@@ -72,14 +76,14 @@ class RunDetail(generics.GenericAPIView):
         ]
     )
     def get(self, request, run_id: str):
-        run = selectors.public_run(run_id)
+        run = run_reads.public_run(run_id)
         if run is None:
             raise NotFound("no such run")
         page_size = min(
             _whole_number(request, "page_size", RESULTS_PAGE_SIZE), MAX_RESULTS_PAGE_SIZE
         )
         try:
-            page = selectors.run_results_page(
+            page = run_reads.run_results_page(
                 run, _whole_number(request, "page", 1), page_size, strict=True
             )
         except EmptyPage:
@@ -119,7 +123,7 @@ class BenchmarkList(generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        return selectors.benchmarks(
+        return benchmark_reads.benchmarks(
             hardware=params.get("hardware"),
             model=params.get("model"),
             trust=params.get("trust"),
@@ -135,7 +139,7 @@ class BenchmarkDetail(generics.RetrieveAPIView):
     lookup_url_kwarg = "benchmark_id"
 
     def get_object(self):
-        detail = selectors.benchmark_detail(self.kwargs["benchmark_id"])
+        detail = benchmark_reads.benchmark_detail(self.kwargs["benchmark_id"])
         if detail is None:
             raise NotFound("no such benchmark")
         return detail.benchmark
@@ -147,7 +151,7 @@ class HardwareClassList(generics.ListAPIView):
 
     serializer_class = HardwareClassSerializer
     pagination_class = None
-    queryset = selectors.hardware_classes()
+    queryset = catalog.hardware_classes()
 
 
 class RecipeDetail(generics.GenericAPIView):
@@ -158,7 +162,7 @@ class RecipeDetail(generics.GenericAPIView):
     serializer_class = RecipeDetailSerializer
 
     def get(self, request, recipe_id: str):
-        usage = selectors.recipe_usage(recipe_id)
+        usage = recipe_reads.recipe_usage(recipe_id)
         if usage is None:
             raise NotFound("no such recipe")
         return Response(self.get_serializer(usage).data)
@@ -197,7 +201,7 @@ class ChampionRecipes(APIView):
     )
     def get(self, request):
         return Response(
-            selectors.pod_champion_recipes(
+            crown_reads.pod_champion_recipes(
                 hardware=_query(request, "hardware"), model=_query(request, "model")
             )
         )
@@ -227,7 +231,7 @@ class ChampionList(APIView):
         axis = _query(request, "axis")
         if axis is not None and axis not in {a.value for a in Axis}:
             raise ParseError(f"axis: one of {', '.join(a.value for a in Axis)}")
-        crowns = selectors.champion_crowns(
+        crowns = crown_reads.champion_crowns(
             hardware=_query(request, "hardware"), axis=axis, model=_query(request, "model")
         )
         return Response({"champions": crowns})

@@ -16,10 +16,10 @@ from django.conf import settings
 from django.db.models import F, Max
 from django.utils import timezone
 
-from board import selectors
 from board.exports import _csv_cell
 from board.exports import _row as benchmark_row
 from board.models import BoardGeneration, DatasetExport, PerfCohort
+from board.selectors import benchmarks as benchmark_reads
 from board.services import bump_generation
 
 SCHEMA_VERSION = "aeon-board-dataset/1"
@@ -89,7 +89,7 @@ COLUMNS = {"benchmarks": BENCHMARK_COLUMNS, "cohorts": COHORT_COLUMNS, "recipes"
 def ranked_benchmarks():
     """The rows of the ranked board as the read API and its CSV export filter them
     (`?ranked=1`), in the export's order."""
-    return selectors.benchmarks(ranked="1").order_by(
+    return benchmark_reads.benchmarks(ranked="1").order_by(
         "hardware_class__slug", "-peak_tps", "public_id"
     )
 

@@ -16,7 +16,7 @@ from django.http import StreamingHttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from board import selectors
+from board.selectors import benchmarks as benchmark_reads
 
 SCHEMA_VERSION = "aeon-board-benchmarks/1"
 COLUMNS = (
@@ -51,7 +51,7 @@ COLUMNS = (
 def _queryset(request):
     params = request.GET
     ranked = (params.get("ranked") or "1").lower()
-    queryset = selectors.benchmarks(
+    queryset = benchmark_reads.benchmarks(
         hardware=params.get("hardware") or None,
         model=params.get("model") or None,
         trust=params.get("trust") or None,

@@ -8,11 +8,16 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
-from board import glossary, lab_selectors, methodology, selectors
+from board import glossary, lab_selectors, methodology
 from board.charts import comparison_chart, crown_timeline, perf_charts
 from board.models import Badge, SuiteKind, Trust
 from board.public import public_evidence
-from board.selectors import BenchmarkView
+from board.selectors import benchmarks as benchmark_reads
+from board.selectors import catalog
+from board.selectors import crowns as crown_reads
+from board.selectors import recipes as recipe_reads
+from board.selectors import runs as run_reads
+from board.selectors.benchmarks import BenchmarkView
 from board.tables import benchmark_rows, quality_rows
 from recipes.diff import diff_flags, diff_recipes, flag_map
 from recipes.scrub import public_output
@@ -42,7 +47,7 @@ def _query_without_page(request) -> str:
 
 def home(request):
     filters = _filters(request)
-    queryset = selectors.benchmark_table(
+    queryset = benchmark_reads.benchmark_table(
         hardware=filters["hardware"] or None,
         model=filters["model"] or None,
         ranked="1" if filters["ranked_only"] else None,
@@ -50,9 +55,9 @@ def home(request):
         without_trust=None if filters["with_self_reported"] else Trust.SELF_REPORTED,
     )
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
-    listed, occupied = selectors.picker_classes()
+    listed, occupied = catalog.picker_classes()
     classes = [{"cls": cls, "empty": cls.pk not in occupied} for cls in listed]
-    cards = selectors.crown_cards_by_class(cls.pk for cls in listed)
+    cards = crown_reads.crown_cards_by_class(cls.pk for cls in listed)
     # The cards of the class picked; with none picked, of the first class (board order) that
     # holds a crown.
     crowned = next(
@@ -90,24 +95,24 @@ def hardware_index(request):
     return render(
         request,
         "board/hardware_index.html",
-        {"classes": selectors.hardware_classes_with_counts()},
+        {"classes": catalog.hardware_classes_with_counts()},
     )
 
 
 def hardware_page(request, slug: str):
-    hardware_class = selectors.hardware_class(slug)
+    hardware_class = catalog.hardware_class(slug)
     if hardware_class is None:
         raise Http404("no such hardware class")
-    queryset = selectors.benchmark_table(hardware=slug)
+    queryset = benchmark_reads.benchmark_table(hardware=slug)
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
-    histories = selectors.crown_histories(hardware_class)
+    histories = crown_reads.crown_histories(hardware_class)
     return render(
         request,
         "board/hardware.html",
         {
             "hardware_class": hardware_class,
             "canonical_url": _absolute(request, request.path),
-            "crown_cards": selectors.crown_cards(hardware_class),
+            "crown_cards": crown_reads.crown_cards(hardware_class),
             "histories": [
                 {"history": history, "chart": crown_timeline(history)} for history in histories
             ],
@@ -120,7 +125,7 @@ def hardware_page(request, slug: str):
 
 def models_index(request):
     search = (request.GET.get("q") or "").strip()[:200]
-    page = Paginator(selectors.models_with_counts(search or None), 100).get_page(
+    page = Paginator(catalog.models_with_counts(search or None), 100).get_page(
         request.GET.get("page")
     )
     return render(
@@ -131,10 +136,10 @@ def models_index(request):
 
 
 def model_page(request, canonical_id: str):
-    bench_model = selectors.bench_model(canonical_id)
+    bench_model = catalog.bench_model(canonical_id)
     if bench_model is None:
         raise Http404("no such model")
-    benchmarks = selectors.benchmark_table(model_id=bench_model.pk, with_categories=True)
+    benchmarks = benchmark_reads.benchmark_table(model_id=bench_model.pk, with_categories=True)
     page = Paginator(benchmarks, PAGE_SIZE).get_page(request.GET.get("page"))
     benchmarks = list(page.object_list)
     category_names, quality = quality_rows(benchmarks)
@@ -147,8 +152,8 @@ def model_page(request, canonical_id: str):
             "rows": benchmark_rows(benchmarks),
             "category_names": category_names,
             "quality_rows": quality,
-            "speed": selectors.model_speed_by_class(bench_model),  # over all its benchmarks
-            "crowns": selectors.model_crowns(bench_model),
+            "speed": catalog.model_speed_by_class(bench_model),  # over all its benchmarks
+            "crowns": crown_reads.model_crowns(bench_model),
             "query": _query_without_page(request),
         },
     )
@@ -160,7 +165,7 @@ def _absolute(request, path: str) -> str:
 
 
 def benchmark_page(request, benchmark_id: str):
-    detail = selectors.benchmark_detail(benchmark_id)
+    detail = benchmark_reads.benchmark_detail(benchmark_id)
     if detail is None:
         raise Http404("no such benchmark")
     benchmark = detail.benchmark
@@ -176,15 +181,17 @@ def benchmark_page(request, benchmark_id: str):
             "trust_meaning": glossary.TRUST.get(benchmark.trust, ""),
             "verification_meaning": glossary.VERIFICATION.get(benchmark.verification, ""),
             "charts": perf_charts(detail.cohorts),
-            "commands": selectors.benchmark_commands(detail),
+            "commands": recipe_reads.benchmark_commands(detail),
             "policy": (
-                selectors.recipe_policy(benchmark.recipe, [r.drafter_status for r in detail.runs])
+                recipe_reads.recipe_policy(
+                    benchmark.recipe, [r.drafter_status for r in detail.runs]
+                )
                 if benchmark.recipe
                 else None
             ),
-            "pods_offer": selectors.pods_offer_for(benchmark),
-            "reproduction": selectors.benchmark_reproductions(benchmark),
-            "crowns": selectors.crowns_held(benchmark),
+            "pods_offer": crown_reads.pods_offer_for(benchmark),
+            "reproduction": recipe_reads.benchmark_reproductions(benchmark),
+            "crowns": crown_reads.crowns_held(benchmark),
             # The recipe lab (docs/lab.md): where it stands, and its neighbours one flag away.
             "standing": lab_selectors.against_champion(benchmark),
             "neighbours": lab_selectors.one_flag_away(benchmark),
@@ -201,7 +208,7 @@ ANSWER_PREVIEW_CHARS = 1_500  # longer answers are cut on the list and shown who
 
 
 def run_page(request, run_id: str):
-    run = selectors.run_detail(run_id)
+    run = run_reads.run_detail(run_id)
     if run is None:
         raise Http404("no such run")
     listed = run.extras.get("artifacts")
@@ -217,7 +224,7 @@ def run_page(request, run_id: str):
     ]
     case_id = (request.GET.get("case") or "")[:200]
     category = (request.GET.get("category") or "")[:100]
-    page = selectors.run_results_page(
+    page = run_reads.run_results_page(
         run, request.GET.get("page"), CASES_PER_PAGE, case_id=case_id, category=category
     )
     cases = []
@@ -325,7 +332,8 @@ COMPARE_SUGGESTIONS = 11
 def compare(request):
     ids = {side: (request.GET.get(side) or "").strip()[:32] for side in ("a", "b")}
     details = {
-        side: selectors.benchmark_detail(value) if value else None for side, value in ids.items()
+        side: benchmark_reads.benchmark_detail(value) if value else None
+        for side, value in ids.items()
     }
     missing = [side for side, value in ids.items() if value and details[side] is None]
     a, b = details["a"], details["b"]
@@ -334,7 +342,7 @@ def compare(request):
         # Suggestions for B: the same model on the same class first, newest first.
         context["suggestions"] = [
             candidate
-            for candidate in selectors.benchmarks(
+            for candidate in benchmark_reads.benchmarks(
                 hardware=a.benchmark.hardware_class.slug, model=a.benchmark.model.canonical_id
             )[:COMPARE_SUGGESTIONS]
             if candidate.pk != a.benchmark.pk
@@ -368,12 +376,12 @@ def methodology_page(request):
 
 
 def recipes_index(request):
-    page = Paginator(selectors.recipes_in_use(), 100).get_page(request.GET.get("page"))
+    page = Paginator(recipe_reads.recipes_in_use(), 100).get_page(request.GET.get("page"))
     return render(request, "board/recipes.html", {"page": page})
 
 
 def recipe_page(request, recipe_id: str):
-    usage = selectors.recipe_usage(recipe_id[:64])
+    usage = recipe_reads.recipe_usage(recipe_id[:64])
     if usage is None:
         raise Http404("no such recipe")
     served = usage.benchmarks

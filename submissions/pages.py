@@ -10,8 +10,9 @@ from django.utils.cache import get_conditional_response
 from django.views.decorators.http import require_GET
 
 from board import lab_selectors
-from board import selectors as board_selectors
 from board.public_bundle import public_bundle_chunks, public_bundle_head
+from board.selectors import benchmarks as benchmark_reads
+from board.selectors import runs as run_reads
 from board.tables import benchmark_rows
 from config.api_errors import Reason
 from evidence.blobstore import BlobStoreUnavailable
@@ -51,12 +52,12 @@ def pod_page(request, fingerprint: str):
     log_page = Paginator(selectors.pod_ingest_log(fingerprint), LOG_PAGE_SIZE).get_page(
         request.GET.get("log")
     )
-    benchmarks = list(board_selectors.benchmark_table(pod=fingerprint)[:50])
+    benchmarks = list(benchmark_reads.benchmark_table(pod=fingerprint)[:50])
     if key is None and not benchmarks:
         raise Http404("no such pod")
     submissions = list(runs_page.object_list)
     entries = list(log_page.object_list)
-    visible = board_selectors.public_runs_by_id(
+    visible = run_reads.public_runs_by_id(
         {row["run_id"] for row in submissions} | {e.run_id for e in entries if e.run_id}
     )
     for row in submissions:
@@ -158,7 +159,7 @@ def run_public_bundle(request, run_id: str):
     """The run's bundle as the public may have it (board/public_bundle.py): scrubbed, a download,
     streamed a batch of cases at a time. Its ETag hashes everything about the run that can
     change after its commit; an If-None-Match naming it is answered 304 without reading cases."""
-    run = board_selectors.public_run(run_id)
+    run = run_reads.public_run(run_id)
     if run is None:
         raise Http404("no such run")
     head = public_bundle_head(run)
@@ -167,7 +168,7 @@ def run_public_bundle(request, run_id: str):
     not_modified = get_conditional_response(request, etag=etag)
     if not_modified is not None:
         return _as_download(not_modified, filename, PUBLIC_COPY_CACHE, etag)
-    batches = board_selectors.run_result_batches(run, PUBLIC_COPY_BATCH, PUBLIC_COPY_BATCH_BYTES)
+    batches = run_reads.run_result_batches(run, PUBLIC_COPY_BATCH, PUBLIC_COPY_BATCH_BYTES)
     chunks = public_bundle_chunks(head, batches)
     response = StreamingHttpResponse(
         (chunk.encode() for chunk in chunks), content_type="application/json"

@@ -8,8 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from benchtools.reads import load_benchmarks
-from board import selectors
 from board.models import Benchmark, BenchModel, ModelClassSummary
+from board.selectors import catalog as selectors
 from board.services import flag_benchmark, summary_fields
 
 pytestmark = pytest.mark.django_db(transaction=True)

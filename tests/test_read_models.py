@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from benchtools.reads import load_benchmarks
 from board.models import Benchmark, Champion, ChampionReign, ClassSummary, RecipeReproduction
-from board.selectors import class_summaries
+from board.selectors.catalog import class_summaries
 from board.services import bump_generation, flag_benchmark
 from demo.bundles import weights_for
 from demo.loader import prefill_hub_cache

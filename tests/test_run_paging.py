@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from board import selectors
 from board.models import Result, Run
+from board.selectors import runs as selectors
 from board.services import bump_generation
 from submissions.pages import BUNDLE_BLOCK, PUBLIC_COPY_BATCH, PUBLIC_COPY_BATCH_BYTES
 from tests.podchannel import MODEL, TEXT_SUITE, small_content

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection, transaction
 
 from benchtools.reads import load_benchmarks
-from board import selectors
 from board.models import Benchmark
+from board.selectors import benchmarks as selectors
 
 
 def plan(queryset) -> str:
