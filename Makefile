@@ -36,8 +36,9 @@ run: setup
 	exec $(PY) manage.py run_demo --port $(PORT)
 
 # The production configuration on this machine, no containers (docs/operations.md §make prod):
-# gunicorn, a Celery worker and one beat on Redis, PostgreSQL; every setting from the
-# environment (PORT, DATABASE_URL, CELERY_BROKER_URL, …). Ctrl-C or SIGTERM stops them all.
+# Caddy (when installed) in front of gunicorn, a Celery worker and one beat on Redis, PostgreSQL,
+# run by supervisord; every setting from the environment (PORT, DATABASE_URL, CELERY_BROKER_URL,
+# …). Ctrl-C or SIGTERM stops them all.
 prod: setup
 	@exec $(PY) -m config.prodstack
 
