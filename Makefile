@@ -28,7 +28,8 @@ $(NODE_STAMP): package.json package-lock.json
 # targets choose it explicitly; `make prod` runs the production configuration.
 run test bench bench-reads: export AEON_ENV = development
 
-# run_demo replaces the shell (exec), so make's SIGTERM reaches it; it stops the server it starts.
+# run_demo replaces the shell (exec), so make's SIGTERM reaches it; it becomes supervisord, which
+# stops the server and the demo load it starts (as `make prod` does).
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0

@@ -3,7 +3,7 @@
 
 It prepares what production needs (the database, migrations, hashed static files, a secret key
 and a board signing key under the data folder when none is configured, each said so), then
-becomes supervisord (config/supervision.py) running gunicorn, one Celery
+becomes supervisord (config/supervision.py, as `make run` does) running gunicorn, one Celery
 worker, a single Celery beat and, when `caddy` is on PATH, Caddy in front of gunicorn with
 deploy/Caddyfile. Every line it prints is JSON, tagged with its `part`.
 

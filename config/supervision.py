@@ -1,5 +1,5 @@
-"""supervisord (the `supervisor` package) as `make prod` uses it: one way to start,
-restart and stop its processes (docs/operations.md §make prod).
+"""supervisord (the `supervisor` package) as `make prod` and `make run` use it: one way to
+start, restart and stop their processes (docs/operations.md §make prod).
 
 `supervise()` writes supervisord's configuration under the data folder and replaces the calling
 process with supervisord. `events()` is `make prod`'s event listener `prod`: it prints the
@@ -73,7 +73,7 @@ def supervise(programs: dict[str, dict], data_dir: Path, *, listener: bool) -> N
     which prints it. supervisord restarts a part that dies (`autorestart`), gives up
     on one that exits within `startsecs` of every start (`startretries`), and on Ctrl-C, SIGINT
     or SIGTERM stops each part's whole process group and waits (`stopwaitsecs`, then SIGKILL).
-    (docs/operations.md §make prod)."""
+    Shared by `make prod` and `make run` (docs/operations.md §make prod)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     quote = str.maketrans({"%": "%%"})  # supervisord expands %(name)s in its values
     lines = [
