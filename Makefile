@@ -28,7 +28,8 @@ $(NODE_STAMP): package.json package-lock.json
 # targets choose it explicitly; `make prod` runs the production configuration.
 run test bench bench-reads: export AEON_ENV = development
 
-# run_demo replaces the shell (exec), so make's SIGTERM reaches it; it stops the server it starts.
+# run_demo replaces the shell (exec), so make's SIGTERM reaches it; it becomes supervisord, which
+# stops the server and the demo load it starts (as `make prod` does).
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
@@ -36,8 +37,9 @@ run: setup
 	exec $(PY) manage.py run_demo --port $(PORT)
 
 # The production configuration on this machine, no containers (docs/operations.md §make prod):
-# gunicorn, a Celery worker and one beat on Redis, PostgreSQL; every setting from the
-# environment (PORT, DATABASE_URL, CELERY_BROKER_URL, …). Ctrl-C or SIGTERM stops them all.
+# Caddy (when installed) in front of gunicorn, a Celery worker and one beat on Redis, PostgreSQL,
+# run by supervisord; every setting from the environment (PORT, DATABASE_URL, CELERY_BROKER_URL,
+# …). Ctrl-C or SIGTERM stops them all.
 prod: setup
 	@exec $(PY) -m config.prodstack
 

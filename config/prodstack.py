@@ -3,11 +3,9 @@
 
 It prepares what production needs (the database, migrations, hashed static files, a secret key
 and a board signing key under the data folder when none is configured, each said so), then
-runs gunicorn, one Celery worker and a single Celery beat on Redis, all on loopback, and
-supervises them: a part that dies is started again; Ctrl-C, SIGTERM or SIGHUP stops them all
-(gunicorn lets uploads in flight finish first) and nothing is left behind. Every line it
-prints is a JSON object, its own and its children's, each tagged with the part it came from.
-It says `ready` once `/readyz` answers 200.
+becomes supervisord (config/supervision.py, as `make run` does) running gunicorn, one Celery
+worker, a single Celery beat and, when `caddy` is on PATH, Caddy in front of gunicorn with
+deploy/Caddyfile. Every line it prints is JSON, tagged with its `part`.
 
 Everything comes from the environment: PORT, HOST, DATABASE_URL, CELERY_BROKER_URL, CACHE_URL,
 AEON_DATA_DIR, SECRET_KEY, AEON_SITE_URL, AEON_BOARD_KEY_FILE and every setting of
@@ -15,53 +13,22 @@ config/settings.py. This module imports no Django settings itself: it decides th
 the settings are then read from.
 """
 
-import json
 import os
 import secrets
-import signal
+import shutil
+import socket
 import subprocess
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-READY_WITHIN_SECONDS = 120
+from config.supervision import ROOT, forward, log, supervise
+
 STOP_WITHIN_SECONDS = 170  # gunicorn's graceful timeout (150 s) and a margin
-CRASH_LOOP = (5, 60.0)  # this many restarts of one part within this many seconds: give up
-
-_print_lock = threading.Lock()
-
-
-def log(message: str, *, part: str = "prod", level: str = "info", **fields) -> None:
-    entry = {
-        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
-        "level": level,
-        "part": part,
-        "message": message,
-        **fields,
-    }
-    emit(entry)
-
-
-def emit(entry: dict) -> None:
-    line = json.dumps(entry, ensure_ascii=False, default=str)
-    with _print_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
 
 
 class SetupFailed(Exception):
     pass
-
-
-class Stop(BaseException):
-    """A stop signal arrived: unwind and stop every part (never caught as an Exception)."""
 
 
 # --- the environment ------------------------------------------------------------------------
@@ -102,6 +69,18 @@ def prepared_environment(base: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def behind_caddy(env: dict[str, str]) -> dict[str, str]:
+    """Caddy takes HOST:PORT; gunicorn a loopback port of its own, and the client's address
+    from the header Caddy sets (docs/operations.md §Slow clients)."""
+    if not env.get("GUNICORN_BIND"):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            env["GUNICORN_BIND"] = f"127.0.0.1:{probe.getsockname()[1]}"
+    env.setdefault("AEON_TRUSTED_PROXY_HEADER", "HTTP_X_FORWARDED_FOR")
+    env["AEON_PROD_FRONT"] = "caddy"
+    return env
+
+
 def cache_beside(broker_url: str) -> str:
     """The broker's Redis server, the next database number: answers never share the broker's
     database (a flush or a full cache there would stop background work)."""
@@ -136,7 +115,7 @@ def local_secret(path: Path) -> str:
 # --- set-up -----------------------------------------------------------------------------------
 
 
-def manage(env: dict[str, str], *arguments: str, quiet: bool = False) -> str:
+def manage(env: dict[str, str], *arguments: str) -> None:
     completed = subprocess.run(
         [sys.executable, "manage.py", *arguments],
         cwd=ROOT,
@@ -145,11 +124,9 @@ def manage(env: dict[str, str], *arguments: str, quiet: bool = False) -> str:
         text=True,
     )
     for line in (completed.stdout + completed.stderr).splitlines():
-        if line.strip() and not quiet:
-            forward("setup", line)
+        forward("setup", line)
     if completed.returncode != 0:
         raise SetupFailed(f"manage.py {' '.join(arguments)} failed ({completed.returncode})")
-    return completed.stdout
 
 
 def set_up(env: dict[str, str]) -> None:
@@ -159,13 +136,17 @@ def set_up(env: dict[str, str]) -> None:
     manage(env, "migrate", "--noinput", "-v", "1")
     manage(env, "collectstatic", "--noinput", "-v", "0")
     if env.get("AEON_PROD_LOCAL_BOARD_KEY"):
-        make_local_board_key(env)
+        path = env["AEON_BOARD_KEY_FILE"]
+        manage(env, "create_board_key", "--path", path, "--if-missing")
+        log(
+            f"AEON_BOARD_KEY_FILE not set: the board signs with the local key {path}; "
+            "a real deployment configures its own (docs/operations.md §Key rotation)",
+            level="warning",
+        )
 
 
 def check_port_free(host: str, port: int) -> None:
-    """Another server on the port would answer our readiness probe in gunicorn's place."""
-    import socket
-
+    """Another server on the port would answer our readiness probe in the board's place."""
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
         try:
@@ -217,38 +198,6 @@ def create_database(database_url: str) -> None:
             log(f"created the database {name}")
 
 
-def make_local_board_key(env: dict[str, str]) -> None:
-    """No AEON_BOARD_KEY_FILE was given: the board's key under the data folder, made by the key
-    command (never overwritten), and said so."""
-    path = env["AEON_BOARD_KEY_FILE"]
-    commands = manage(env, "help", "--commands", quiet=True).split()
-    if "create_board_key" in commands:
-        manage(env, "create_board_key", "--path", path, "--if-missing")
-    elif not Path(path).exists():  # until the key command is part of this checkout
-        write_board_key(Path(path))
-    log(
-        f"AEON_BOARD_KEY_FILE not set: the board signs with the local key {path}; "
-        "a real deployment configures its own (docs/operations.md §Key rotation)",
-        level="warning",
-    )
-
-
-def write_board_key(path: Path) -> None:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import (
-        Encoding,
-        NoEncryption,
-        PrivateFormat,
-    )
-
-    pem = Ed25519PrivateKey.generate().private_bytes(
-        Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()
-    )
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(pem)
-
-
 def redact(url: str) -> str:
     parts = urlsplit(url)
     if parts.password:
@@ -256,180 +205,86 @@ def redact(url: str) -> str:
     return urlunsplit(parts)
 
 
-# --- the parts --------------------------------------------------------------------------------
+# --- the parts, under supervisord -------------------------------------------------------------
 
 
-def commands(env: dict[str, str]) -> dict[str, list[str]]:
-    data_dir = Path(env["AEON_DATA_DIR"])
-    python = sys.executable
-    return {
+def programs(env: dict[str, str]) -> dict[str, dict]:
+    """supervisord's programs for `make prod`; the listener `prod` first, Caddy last (so it is
+    stopped first, while gunicorn still answers the requests it is finishing)."""
+    python, data_dir = sys.executable, Path(env["AEON_DATA_DIR"])
+    part = {"startsecs": 10, "startretries": 5, "stopwaitsecs": STOP_WITHIN_SECONDS}
+    found = {
         "web": [python, "-m", "gunicorn", "--config", "config/gunicorn.conf.py", "config.wsgi"],
+        # Threads: weight checks wait on Hugging Face, and one process leaves no child behind
+        # when it is killed. -q: no start-up banner, which is not a JSON line.
         "worker": [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            # Threads: weight checks wait on Hugging Face, and one process leaves no child
-            # behind when it is killed.
-            "--pool=threads",
+            *(python, "-m", "celery", "-q", "-A", "config", "worker", "--pool=threads"),
             f"--concurrency={env.get('CELERY_CONCURRENCY', '4')}",
             f"--hostname=worker-{os.getpid()}@%h",
-            "--loglevel=INFO",
-            "--without-mingle",
-            "--without-gossip",
+            *("--loglevel=INFO", "--without-mingle", "--without-gossip"),
         ],
         "beat": [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "beat",
-            "--loglevel=INFO",
+            *(python, "-m", "celery", "-q", "-A", "config", "beat", "--loglevel=INFO"),
             f"--schedule={data_dir / 'celerybeat-schedule'}",
         ],
     }
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the kernel sends the part SIGTERM when `make prod` dies, even by SIGKILL."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def forward(part: str, line: str) -> None:
-    """A child's output line as a JSON line tagged with its part."""
-    line = line.rstrip("\n")
-    if not line.strip():
-        return
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        entry = None
-    if isinstance(entry, dict):
-        emit({"part": part, **entry})
-    else:
-        log(line, part=part, level="info")
-
-
-class Part:
-    def __init__(self, name: str, command: list[str], env: dict[str, str]):
-        self.name, self.command, self.env = name, command, env
-        self.process: subprocess.Popen | None = None
-        self.restarts: list[float] = []
-
-    def start(self) -> None:
-        # A session of its own: the terminal's Ctrl-C reaches `make prod` only, which then
-        # stops each part in order (gunicorn gracefully) instead of all of them at once.
-        self.process = subprocess.Popen(
-            self.command,
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
-        threading.Thread(target=self._pump, args=(self.process,), daemon=True).start()
-        log(f"{self.name} started", pid=self.process.pid)
-
-    def _pump(self, process: subprocess.Popen) -> None:
-        for line in process.stdout:
-            forward(self.name, line)
-
-    def exited(self) -> int | None:
-        return None if self.process is None else self.process.poll()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-
-    def wait(self, deadline: float) -> None:
-        if self.process is None:
-            return
-        try:
-            self.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            log(f"{self.name} did not stop in time: killed", level="warning")
-            self.process.kill()
-            self.process.wait()
-        log(f"{self.name} stopped", exit_status=self.process.returncode)
-
-
-def wait_ready(url: str, parts: list[Part]) -> None:
-    deadline = time.monotonic() + READY_WITHIN_SECONDS
-    last = None
-    while time.monotonic() < deadline:
-        for part in parts:
-            if part.exited() is not None:
-                raise SetupFailed(f"{part.name} exited with {part.exited()} while starting")
-        try:
-            with urllib.request.urlopen(url + "/readyz", timeout=5) as answer:
-                if answer.status == 200:
-                    return
-        except urllib.error.HTTPError as exc:
-            last = exc.read().decode("utf-8", "replace")
-        except OSError as exc:
-            last = str(exc)
-        time.sleep(0.5)
-    raise SetupFailed(f"not ready within {READY_WITHIN_SECONDS} s: {last}")
-
-
-def supervise(parts: list[Part]) -> None:
-    """Start a part again when it dies; give up on one that keeps dying."""
-    while True:
-        for part in parts:
-            status = part.exited()
-            if status is None:
-                continue
-            now = time.monotonic()
-            part.restarts = [t for t in part.restarts if now - t < CRASH_LOOP[1]] + [now]
-            if len(part.restarts) > CRASH_LOOP[0]:
-                raise SetupFailed(f"{part.name} keeps exiting (last status {status})")
-            log(f"{part.name} exited with {status}: starting it again", level="warning")
-            part.start()
-        time.sleep(0.5)
-
-
-def _raise_stop(signum, frame):
-    raise Stop(signal.Signals(signum).name)
+    found = {name: part | {"command": command} for name, command in found.items()}
+    if env.get("AEON_PROD_FRONT") == "caddy":
+        caddy = [shutil.which("caddy", path=env.get("PATH")), "run", "--adapter", "caddyfile"]
+        found["caddy"] = part | {
+            "command": [*caddy, "--config", str(ROOT / "deploy" / "Caddyfile")],
+            "stderr_logfile": str(data_dir / "caddy.log"),  # Caddy's own JSON log
+            "environment": {
+                "SITE_ADDRESS": f"http://:{env['PORT']}",
+                "CADDY_BIND": env["HOST"],
+                "AEON_UPSTREAMS": env["GUNICORN_BIND"],
+                "ACME_EMAIL": env.get("ACME_EMAIL") or "ops@localhost",  # no ACME over http
+                "CADDY_ADMIN": "off",
+                "XDG_DATA_HOME": str(data_dir / "caddy"),
+                "XDG_CONFIG_HOME": str(data_dir / "caddy"),
+            },
+        }
+    listener = [
+        python,
+        "-m",
+        "config.supervision",
+        "events",
+        f"http://127.0.0.1:{env['PORT']}",
+        *found,
+    ]
+    return {
+        "prod": {
+            "eventlistener": True,
+            "command": listener,
+            "events": "PROCESS_STATE,PROCESS_LOG,SUPERVISOR_STATE_CHANGE_STOPPING",
+            "buffer_size": 10000,  # output waiting for the listener, in chunks
+            "stdout_logfile": None,  # an event listener's stdout speaks to supervisord
+            "stderr_logfile": "/dev/stdout",
+            "stdout_events_enabled": "false",
+        },
+        **found,
+    }
 
 
 def main() -> int:
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, _raise_stop)
-    parts: list[Part] = []
-    status = 0
     try:
         env = prepared_environment(dict(os.environ))
+        if shutil.which("caddy", path=env.get("PATH")):
+            behind_caddy(env)
+        else:
+            log(
+                "caddy is not on PATH: gunicorn serves the port itself, with no header or body "
+                "read timeouts (docs/operations.md §Slow clients)",
+                level="warning",
+            )
         set_up(env)
-        parts = [Part(name, command, env) for name, command in commands(env).items()]
-        for part in parts:
-            part.start()
-        url = f"http://127.0.0.1:{env['PORT']}"
-        wait_ready(url, parts)
-        log("ready", url=url, site=env["AEON_SITE_URL"], data_dir=env["AEON_DATA_DIR"])
-        supervise(parts)
-    except Stop as stop:
-        log(f"{stop} received: stopping")
     except SetupFailed as exc:
         log(str(exc), level="error")
-        status = 1
-    finally:
-        for signum in STOP_SIGNALS:  # a second Ctrl-C cannot interrupt the stop
-            signal.signal(signum, signal.SIG_IGN)
-        for part in parts:
-            part.stop()
-        deadline = time.monotonic() + STOP_WITHIN_SECONDS
-        for part in parts:
-            part.wait(deadline)
-    log("stopped")
-    return status
+        return 1
+    os.environ.clear()
+    os.environ.update(env)
+    supervise(programs(env), Path(env["AEON_DATA_DIR"]), listener=True)
+    return 0  # not reached: supervise() replaces this process
 
 
 if __name__ == "__main__":
