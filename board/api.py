@@ -17,15 +17,14 @@ from board.selectors import catalog
 from board.selectors import crowns as crown_reads
 from board.selectors import recipes as recipe_reads
 from board.selectors import runs as run_reads
-from board.serializers import (
+from board.serializers.benchmarks import (
     BenchmarkDetailSerializer,
     BenchmarkSerializer,
-    ChampionListSerializer,
     HardwareClassSerializer,
-    PodChampionListSerializer,
-    RecipeDetailSerializer,
-    RunPageSerializer,
 )
+from board.serializers.champions import ChampionListSerializer, PodChampionListSerializer
+from board.serializers.recipes import RecipeDetailSerializer
+from board.serializers.runs import RunPageSerializer
 
 PUBLIC_CACHE = method_decorator(cache_control(public=True, max_age=30), name="get")
 

@@ -16,8 +16,7 @@ from django.conf import settings
 from django.db.models import F, Max
 from django.utils import timezone
 
-from board.exports import _csv_cell
-from board.exports import _row as benchmark_row
+from board.exports import BENCHMARK_COLUMNS, benchmark_row, csv_cell
 from board.models import BoardGeneration, DatasetExport, PerfCohort
 from board.selectors import benchmarks as benchmark_reads
 from board.services import bump_generation
@@ -27,34 +26,8 @@ TABLES = ("benchmarks", "cohorts", "recipes")
 FORMATS = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv; charset=utf-8"}
 LICENCE = "CC BY 4.0"
 
-# Column → (pyarrow type, unit or meaning): the datasheet page is written from these.
-BENCHMARK_COLUMNS: dict[str, tuple[str, str]] = {
-    "schema_version": ("string", "the export's schema version"),
-    "id": ("string", "the benchmark's public id"),
-    "url": ("string", "its page"),
-    "model": ("string", "canonical model id (Hugging Face repo, lower case)"),
-    "hardware_class": ("string", "hardware class slug"),
-    "hardware_class_name": ("string", "hardware class name"),
-    "hardware_label": ("string", "the label the pod detected"),
-    "pod": ("string", "the pod's key fingerprint"),
-    "trust": ("string", "attested (every ranked row)"),
-    "verification": ("string", "the weight check's verdict"),
-    "complete": ("bool", "text and perf runs of the current suites"),
-    "ranked": ("bool", "true on every row: the export is the ranked board"),
-    "badges": ("list<item: string>", "badge codes (CSV: joined by ;)"),
-    "composite": ("double", "quality composite, points 0–100"),
-    "coverage": ("string", "answered share of the suite"),
-    "peak_aggregate_tps": ("double", "peak aggregate decode, tok/s"),
-    "peak_aggregate_cohort": ("string", "the cohort of the peak, category @ concurrency"),
-    "single_stream_tps": ("double", "mean decode at concurrency 1, tok/s"),
-    "single_stream_cohort": ("string", "5 categories @ c1"),
-    "ttft_ms": ("double", "mean TTFT p50 at c1, ms"),
-    "tpot_ms": ("double", "mean TPOT p50 at c1, ms"),
-    "latency_cohort": ("string", "5 categories @ c1"),
-    "context_len": ("int64", "context served, tokens"),
-    "recipe_id": ("string", "the recipe (recipes table), sha256"),
-    "submitted_at": ("string", "ISO 8601, UTC"),
-}
+# Column → (pyarrow type, unit or meaning): the datasheet page is written from these (the
+# benchmarks table's are the CSV and JSON export's, board/exports.py).
 COHORT_COLUMNS: dict[str, tuple[str, str]] = {
     "benchmark_id": ("string", "the benchmark (benchmarks.id)"),
     "run_id": ("string", "the perf run"),
@@ -226,7 +199,7 @@ def _csv(rows: list[dict], columns: dict) -> bytes:
     for row in rows:
         writer.writerow(
             [
-                json.dumps(row[name]) if name == "flags" else _csv_cell(row.get(name))
+                json.dumps(row[name]) if name == "flags" else csv_cell(row.get(name))
                 for name in columns
             ]
         )

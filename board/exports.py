@@ -19,33 +19,37 @@ from django.views.decorators.http import require_GET
 from board.selectors import benchmarks as benchmark_reads
 
 SCHEMA_VERSION = "aeon-board-benchmarks/1"
-COLUMNS = (
-    "schema_version",
-    "id",
-    "url",
-    "model",
-    "hardware_class",
-    "hardware_class_name",
-    "hardware_label",
-    "pod",
-    "trust",
-    "verification",
-    "complete",
-    "ranked",
-    "badges",
-    "composite",
-    "coverage",
-    "peak_aggregate_tps",
-    "peak_aggregate_cohort",
-    "single_stream_tps",
-    "single_stream_cohort",
-    "ttft_ms",
-    "tpot_ms",
-    "latency_cohort",
-    "context_len",
-    "recipe_id",
-    "submitted_at",
-)
+# The columns of one benchmark, in the export's order, each → (pyarrow type, unit or meaning):
+# the CSV and JSON export's, the dataset's benchmarks table (board/datasets.py) and its
+# datasheet page are written from these.
+BENCHMARK_COLUMNS: dict[str, tuple[str, str]] = {
+    "schema_version": ("string", "the export's schema version"),
+    "id": ("string", "the benchmark's public id"),
+    "url": ("string", "its page"),
+    "model": ("string", "canonical model id (Hugging Face repo, lower case)"),
+    "hardware_class": ("string", "hardware class slug"),
+    "hardware_class_name": ("string", "hardware class name"),
+    "hardware_label": ("string", "the label the pod detected"),
+    "pod": ("string", "the pod's key fingerprint"),
+    "trust": ("string", "attested (every ranked row)"),
+    "verification": ("string", "the weight check's verdict"),
+    "complete": ("bool", "text and perf runs of the current suites"),
+    "ranked": ("bool", "true on every row: the export is the ranked board"),
+    "badges": ("list<item: string>", "badge codes (CSV: joined by ;)"),
+    "composite": ("double", "quality composite, points 0–100"),
+    "coverage": ("string", "answered share of the suite"),
+    "peak_aggregate_tps": ("double", "peak aggregate decode, tok/s"),
+    "peak_aggregate_cohort": ("string", "the cohort of the peak, category @ concurrency"),
+    "single_stream_tps": ("double", "mean decode at concurrency 1, tok/s"),
+    "single_stream_cohort": ("string", "5 categories @ c1"),
+    "ttft_ms": ("double", "mean TTFT p50 at c1, ms"),
+    "tpot_ms": ("double", "mean TPOT p50 at c1, ms"),
+    "latency_cohort": ("string", "5 categories @ c1"),
+    "context_len": ("int64", "context served, tokens"),
+    "recipe_id": ("string", "the recipe (recipes table), sha256"),
+    "submitted_at": ("string", "ISO 8601, UTC"),
+}
+COLUMNS = tuple(BENCHMARK_COLUMNS)
 
 
 def _queryset(request):
@@ -60,7 +64,7 @@ def _queryset(request):
     return queryset.order_by("hardware_class__slug", "-peak_tps", "public_id")
 
 
-def _row(benchmark) -> dict:
+def benchmark_row(benchmark) -> dict:
     site = settings.AEON_SITE_URL.rstrip("/")
     return {
         "schema_version": SCHEMA_VERSION,
@@ -96,7 +100,7 @@ class _Echo:
         return value
 
 
-def _csv_cell(value) -> str:
+def csv_cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -119,8 +123,8 @@ def _csv_lines(rows) -> Iterator[str]:
     writer = csv.writer(_Echo())
     yield writer.writerow(COLUMNS)
     for benchmark in rows:
-        row = _row(benchmark)
-        yield writer.writerow([_csv_cell(row[column]) for column in COLUMNS])
+        row = benchmark_row(benchmark)
+        yield writer.writerow([csv_cell(row[column]) for column in COLUMNS])
 
 
 def _json_chunks(rows, filters: dict) -> Iterator[str]:
@@ -132,7 +136,7 @@ def _json_chunks(rows, filters: dict) -> Iterator[str]:
     yield json.dumps(header)[:-1] + ', "benchmarks": ['
     first = True
     for benchmark in rows:
-        row = _row(benchmark)
+        row = benchmark_row(benchmark)
         del row["schema_version"]
         yield ("" if first else ",") + json.dumps(row)
         first = False

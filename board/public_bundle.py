@@ -1,12 +1,12 @@
 """The public copy of a run's bundle, streamed (docs/website.md §Bundles to download): the
-run and its cases as the read API publishes them (board/serializers.py), scrubbed."""
+run and its cases as the read API publishes them (board/serializers/runs.py), scrubbed."""
 
 import json
 
 from django.core.serializers.json import DjangoJSONEncoder
 
 from board.models import Run
-from board.serializers import ResultSerializer, RunSerializer
+from board.serializers.runs import ResultSerializer, RunSerializer
 
 PUBLIC_BUNDLE_SCHEMA = "aeon-public-bundle-v1"
 PUBLIC_BUNDLE_ABOUT = (

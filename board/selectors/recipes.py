@@ -2,7 +2,6 @@
 benchmarks, commands, diffs, reproductions and serve-flag policy), and the commands and
 reproductions shown on a benchmark's page (docs/recipes.md)."""
 
-import re
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Min, Q
@@ -14,6 +13,7 @@ from recipes.commands import assemble_commands
 from recipes.diff import diff_recipes
 from recipes.models import Recipe
 from recipes.policy import check_recipe, drafter_verified_by
+from submissions.weights import is_commit, resolve_commit
 
 
 def recipes_in_use():
@@ -30,7 +30,17 @@ def recipes_in_use():
 RECIPE_BENCHMARKS_SHOWN = 100
 RECIPE_MODELS_WITH_COMMANDS = 5
 RECIPE_DIFF_PAIRS = 5
-_COMMIT = re.compile(r"[0-9a-f]{40}")
+MANIFEST_REVISION = "extras__deployment_manifest__verification__revision"
+
+
+def measured_commit(commit, hf_revision, manifest) -> str | None:
+    """The commit a run's weights were measured at, lower case: the one the weight check
+    verified (`Run.commit`), else the one it resolves from what the pod declared (its
+    `hf_revision`, else its manifest's verified revision: submissions/weights.py
+    `resolve_commit`, the one definition); None when neither names a commit."""
+    if is_commit(commit):
+        return commit.lower()
+    return resolve_commit(hf_revision, manifest if isinstance(manifest, dict) else None)
 
 
 @dataclass
@@ -108,7 +118,7 @@ def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
             "benchmark_id",
             "commit",
             "hf_revision",
-            "extras__deployment_manifest__verification__revision",
+            MANIFEST_REVISION,
             "extras__weights_per_file",
             "drafter_status",
         )
@@ -119,17 +129,10 @@ def _recipe_commands(recipe: Recipe, shown: list[Benchmark]) -> list[dict]:
     commands = []
     for benchmark in latest.values():
         row = facts.get(benchmark.pk, {})
-        revision = next(
-            (
-                value.lower()
-                for value in (
-                    row.get("commit"),
-                    row.get("hf_revision"),
-                    row.get("extras__deployment_manifest__verification__revision"),
-                )
-                if isinstance(value, str) and _COMMIT.fullmatch(value.lower())
-            ),
-            None,
+        revision = measured_commit(
+            row.get("commit"),
+            row.get("hf_revision"),
+            {"verification": {"revision": row.get(MANIFEST_REVISION)}},
         )
         commands.append(
             {
@@ -301,23 +304,7 @@ def benchmark_commands(view: BenchmarkView) -> dict | None:
         return None
     extras = run.extras if run else {}
     manifest = extras.get("deployment_manifest") if isinstance(extras, dict) else None
-    manifest_revision = (
-        ((manifest or {}).get("verification") or {}).get("revision")
-        if isinstance(manifest, dict)
-        else None
-    )
-    revision = next(
-        (
-            value.lower()
-            for value in (
-                run.commit if run else None,
-                run.hf_revision if run else None,
-                manifest_revision,
-            )
-            if isinstance(value, str) and _COMMIT.fullmatch(value.lower())
-        ),
-        None,
-    )
+    revision = measured_commit(run.commit, run.hf_revision, manifest) if run else None
     return {
         "revision": revision,
         **assemble_commands(
