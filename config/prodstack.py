@@ -258,9 +258,7 @@ def programs(env: dict[str, str]) -> dict[str, dict]:
             "command": listener,
             "events": "PROCESS_STATE,PROCESS_LOG,SUPERVISOR_STATE_CHANGE_STOPPING",
             "buffer_size": 10000,  # output waiting for the listener, in chunks
-            "stdout_logfile": None,  # an event listener's stdout speaks to supervisord
-            "stderr_logfile": "/dev/stdout",
-            "stdout_events_enabled": "false",
+            "stderr_logfile": "/dev/stdout",  # where it prints
         },
         **found,
     }

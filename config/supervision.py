@@ -97,9 +97,10 @@ def supervise(programs: dict[str, dict], data_dir: Path, *, listener: bool) -> N
             "stopsignal": "TERM",
             "stopasgroup": "true",
             "killasgroup": "true",
-            "stdout_logfile": "NONE" if listener else "/dev/stdout",
+            # An event listener's stdout speaks to supervisord: never logged, never an event.
+            "stdout_logfile": "NONE" if listener or kind != "program" else "/dev/stdout",
             "stdout_logfile_maxbytes": 0,
-            "stdout_events_enabled": str(listener).lower(),
+            "stdout_events_enabled": str(listener and kind == "program").lower(),
             "redirect_stderr": "false" if "stderr_logfile" in settings else "true",
             "stderr_logfile": "NONE",
             "stderr_logfile_maxbytes": 0,

@@ -237,6 +237,8 @@ def test_the_stack_takes_a_comprehensive_benchmark_and_crowns_it(stack):
     assert {e["part"] for e in lines} >= {"prod", "setup", "web", "worker", "beat"}
     for line in stack.log.read_text().splitlines():  # make prod prints JSON lines only
         assert isinstance(json.loads(line), dict), line
+    # supervisord writes no log of its own beside these (the parts' output is printed)
+    assert {p.name for p in stack.data_dir.glob("*.log")} <= {"supervisord.log", "caddy.log"}
     access = [e for e in lines if e.get("logger") == "gunicorn.access"]
     assert {"remote", "request", "status", "ms"} <= set(access[-1])
 
