@@ -23,7 +23,6 @@ from board.models import BoardGeneration, DatasetExport, PerfCohort
 from board.services import bump_generation
 
 SCHEMA_VERSION = "aeon-board-dataset/1"
-TABLES = ("benchmarks", "cohorts", "recipes")
 FORMATS = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv; charset=utf-8"}
 LICENCE = "CC BY 4.0"
 
