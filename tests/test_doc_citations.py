@@ -20,7 +20,8 @@ five kinds of citation, and each must resolve:
   case-insensitively, whitespace collapsed and backticks dropped, the heading is the start of
   the text after the `§` (ending at a word boundary: `§Server-side grading: a run with…`), or
   when that text up to its first punctuation is the start of the heading (`§Evidence and the
-  ingest log`, `§Quotas` for "Quotas per key");
+  ingest log`, `§Quotas` for "Quotas per key"). The same holds for the other form a section is
+  cited in, `docs/recipes.md, "Scrubbing"`;
 - a name beside its file, "`commit_final` in `submissions/ingest/final.py`" or
   "board/recording.py `resume_candidates`": the file defines it (a `def`, a `class`, an
   assignment or a dict's key; for `Class.method`, the class);
@@ -63,6 +64,7 @@ TEST_IN = re.compile(r"`(test_\w+)`\s+in\s+`?(tests/test_\w+\.py)")
 PY_PATH = r"((?:" + "|".join(PRODUCT + ("tests",)) + r")/[\w/]+\.py)"
 PATH_THEN_NAME = re.compile(r"`?" + PY_PATH + r"`?(?:'s|,)? `([A-Za-z_][\w.]*)(?:\(\))?`")
 NAME_IN_PATH = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?` (?:in|of|from) `?" + PY_PATH)
+QUOTED_SECTION = re.compile(r'`?([\w./-]+\.md)`?, "([^"\n]+)"')
 PLACEHOLDER = ("<", "{", "*", "…", "$")
 
 
@@ -267,6 +269,19 @@ def broken_sections(text: Text) -> list[str]:
     return broken
 
 
+def broken_quoted_sections(text: Text) -> list[str]:
+    """The other form a section is cited in: `docs/recipes.md, "Scrubbing"`."""
+    broken = []
+    for m in QUOTED_SECTION.finditer(text.body):
+        target = md_file(m.group(1), text.path)
+        if target is None:
+            broken.append(f"{text.where(m.start())}: no such file {m.group(1)}")
+        elif not names_heading(m.group(2), headings(target)):
+            rel = target.relative_to(ROOT)
+            broken.append(f"{text.where(m.start())}: {rel} has no heading {m.group(2)!r}")
+    return broken
+
+
 def defines(path: Path, name: str) -> bool:
     return bool(re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{name}\b", path.read_text(), re.M))
 
@@ -323,7 +338,14 @@ def unknown(broken: list[str]) -> list[str]:
 
 
 def all_broken(texts: list[Text]) -> list[str]:
-    checks = (broken_paths, broken_names, broken_names_in_files, broken_sections, broken_tests)
+    checks = (
+        broken_paths,
+        broken_names,
+        broken_names_in_files,
+        broken_sections,
+        broken_quoted_sections,
+        broken_tests,
+    )
     return [b for check in checks for t in texts for b in check(t)]
 
 
@@ -343,11 +365,11 @@ def test_the_text_is_read(texts):
         ROOT / "docs" / "README.md",
         1,
         "see `board/nowhere.py`, `board.recording.no_such_thing`, docs/protocol.md §No such "
-        "heading, tests/test_grading.py::test_no_such_test and `no_such_name` in "
-        "board/grading.py",
+        "heading, tests/test_grading.py::test_no_such_test, `no_such_name` in "
+        'board/grading.py and (docs/recipes.md, "No such heading")',
     )
     found = all_broken([fake])
-    assert len(found) == 5, found
+    assert len(found) == 6, found
 
 
 def test_cited_paths_exist(texts):
@@ -364,6 +386,7 @@ def test_names_cited_beside_their_file_exist(texts):
 
 def test_cited_sections_exist(texts):
     assert unknown([b for t in texts for b in broken_sections(t)]) == []
+    assert unknown([b for t in texts for b in broken_quoted_sections(t)]) == []
 
 
 def test_cited_tests_exist(texts):
