@@ -7,7 +7,8 @@ five kinds of citation, and each must resolve:
   `docs/`): a path whose first part is one of the repository's top-level folders must exist (a
   path that goes on into a placeholder, `board/suite_data/<suite_id>.json`, is not a
   citation, nor is one under a folder only a running board makes, `var/`), and so must the
-  target of a relative Markdown link;
+  target of a relative Markdown link; a file named alone in backticks (`signing.py`) must be
+  the name of some file of the repository;
 - a dotted name of the product's own code (`board.recording.commit_run`,
   `config.health.register_readiness_check`) whose first part is a product package: the longest
   importable module prefix is imported (Django is set up by pytest-django) and the rest is
@@ -35,6 +36,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,7 @@ FILE_SUFFIXES |= {"pem", "cfg", "conf", "sqlite3", "ini"}
 PATH = re.compile(
     r"(?<![\w./~-])((?:" + "|".join(re.escape(f) for f in TOP_FOLDERS) + r")/[\w./-]*)"
 )
+BARE_FILE = re.compile(r"`([\w-]+\.(?:py|md|html|js|css))`")
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
 DOTTED = re.compile(r"(?<![\w./-])((?:" + "|".join(PRODUCT) + r")(?:\.\w+)+)(?![\w/-])")
 SECTION = re.compile(r"§")
@@ -166,6 +169,16 @@ def md_file(name: str, citing: Path) -> Path | None:
     return None
 
 
+@cache
+def repository_file_names() -> frozenset[str]:
+    return frozenset(
+        p.name
+        for folder in TOP_FOLDERS
+        for p in (ROOT / folder).rglob("*")
+        if not RUNTIME_FOLDERS.intersection(p.parts)
+    ) | frozenset(p.name for p in ROOT.iterdir())
+
+
 def broken_paths(text: Text) -> list[str]:
     broken = []
     for m in PATH.finditer(text.body):
@@ -175,6 +188,9 @@ def broken_paths(text: Text) -> list[str]:
             continue
         if not (ROOT / cited).exists():
             broken.append(f"{text.where(m.start())}: no such path {cited}")
+    for m in BARE_FILE.finditer(text.body):
+        if m.group(1) not in repository_file_names():
+            broken.append(f"{text.where(m.start())}: no file named {m.group(1)} anywhere")
     if text.path.suffix == ".md":
         for m in LINK.finditer(text.body):
             target = m.group(1)
@@ -364,12 +380,12 @@ def test_the_text_is_read(texts):
     fake = Text(
         ROOT / "docs" / "README.md",
         1,
-        "see `board/nowhere.py`, `board.recording.no_such_thing`, docs/protocol.md §No such "
+        "see `board/nowhere.py`, `nowhere.py`, `board.recording.no_such_thing`, docs/protocol.md §No such "
         "heading, tests/test_grading.py::test_no_such_test, `no_such_name` in "
         'board/grading.py and (docs/recipes.md, "No such heading")',
     )
     found = all_broken([fake])
-    assert len(found) == 6, found
+    assert len(found) == 7, found
 
 
 def test_cited_paths_exist(texts):
