@@ -1,7 +1,7 @@
 """What the text cites exists (issue 21 point 6, "truthful text"): every Markdown file in docs/
 and README.md, and the docstrings and comments of the product's .py files (with any other
 string of theirs that cites a doc section, such as an API schema's description), are read for
-five kinds of citation, and each must resolve:
+six kinds of citation, and each must resolve:
 
 - a path of the repository (`board/grading.py`, `tests/test_x.py`, `deploy/Caddyfile`,
   `docs/`): a path whose first part is one of the repository's top-level folders must exist (a
@@ -27,7 +27,10 @@ five kinds of citation, and each must resolve:
   "board/recording.py `resume_candidates`": the file defines it (a `def`, a `class`, an
   assignment or a dict's key; for `Class.method`, the class);
 - a test: `tests/test_x.py::test_y` or "`test_y` in tests/test_x.py" names a `def` or `class`
-  of that file.
+  of that file;
+- a setting, `AEON_…`: the code reads it (it is a name or a string of the product's or the
+  tests' code, not only of their docstrings or comments, or it is in deploy/, the Makefile or
+  the CI script).
 """
 
 import ast
@@ -68,6 +71,7 @@ PY_PATH = r"((?:" + "|".join(PRODUCT + ("tests",)) + r")/[\w/]+\.py)"
 PATH_THEN_NAME = re.compile(r"`?" + PY_PATH + r"`?(?:'s|,)? `([A-Za-z_][\w.]*)(?:\(\))?`")
 NAME_IN_PATH = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?` (?:in|of|from) `?" + PY_PATH)
 QUOTED_SECTION = re.compile(r'`?([\w./-]+\.md)`?, "([^"\n]+)"')
+SETTING = re.compile(r"\bAEON_[A-Z0-9_]+")
 PLACEHOLDER = ("<", "{", "*", "…", "$")
 
 
@@ -298,6 +302,47 @@ def broken_quoted_sections(text: Text) -> list[str]:
     return broken
 
 
+@cache
+def settings_read() -> frozenset[str]:
+    """Every AEON_ name the code reads: identifiers and string literals of the product's and the
+    tests' .py files but this one (docstrings and comments left out), and the deploy files, Makefile and CI
+    script, where a shell or Caddy reads the environment."""
+    found = set()
+    tests = [p for p in sorted((ROOT / "tests").rglob("*.py")) if p != Path(__file__).resolve()]
+    for path in python_files() + tests:
+        tree = ast.parse(path.read_text(), filename=str(path))
+        docs = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                found.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) not in docs:
+                    found.update(SETTING.findall(node.value))
+    for path in [*(ROOT / "deploy").iterdir(), ROOT / "Makefile", ROOT / ".ci" / "run"]:
+        if path.is_file():
+            code = "\n".join(
+                line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")
+            )
+            found.update(SETTING.findall(code))
+    return frozenset(name for name in found if name.startswith("AEON_"))
+
+
+def broken_settings(text: Text) -> list[str]:
+    return [
+        f"{text.where(m.start())}: nothing reads {m.group(0)}"
+        for m in SETTING.finditer(text.body)
+        if not m.group(0).endswith("_") and m.group(0) not in settings_read()
+    ]
+
+
 def defines(path: Path, name: str) -> bool:
     return bool(re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{name}\b", path.read_text(), re.M))
 
@@ -361,6 +406,7 @@ def all_broken(texts: list[Text]) -> list[str]:
         broken_sections,
         broken_quoted_sections,
         broken_tests,
+        broken_settings,
     )
     return [b for check in checks for t in texts for b in check(t)]
 
@@ -382,10 +428,10 @@ def test_the_text_is_read(texts):
         1,
         "see `board/nowhere.py`, `nowhere.py`, `board.recording.no_such_thing`, docs/protocol.md §No such "
         "heading, tests/test_grading.py::test_no_such_test, `no_such_name` in "
-        'board/grading.py and (docs/recipes.md, "No such heading")',
+        'board/grading.py and (docs/recipes.md, "No such heading"), AEON_NO_SUCH_SETTING',
     )
     found = all_broken([fake])
-    assert len(found) == 7, found
+    assert len(found) == 8, found
 
 
 def test_cited_paths_exist(texts):
@@ -398,6 +444,10 @@ def test_cited_names_resolve(texts):
 
 def test_names_cited_beside_their_file_exist(texts):
     assert unknown([b for t in texts for b in broken_names_in_files(t)]) == []
+
+
+def test_cited_settings_are_read(texts):
+    assert unknown([b for t in texts for b in broken_settings(t)]) == []
 
 
 def test_cited_sections_exist(texts):
