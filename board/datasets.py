@@ -22,7 +22,6 @@ from board.selectors import benchmarks as benchmark_reads
 from board.services import bump_generation
 
 SCHEMA_VERSION = "aeon-board-dataset/1"
-TABLES = ("benchmarks", "cohorts", "recipes")
 FORMATS = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv; charset=utf-8"}
 LICENCE = "CC BY 4.0"
 

@@ -1,7 +1,7 @@
 """The recipe lab (docs/lab.md): single-flag experiments found among the ranked benchmarks of
 one model on one hardware class, and what each change measured.
 
-Pure Python on purpose, like board/champions.py: the writer (board/lab_models.py) feeds it plain
+Pure Python on purpose, like board/champions.py: the writer (board/lab_writer.py) feeds it plain
 entries read from the benchmark table and writes what it returns; the unit tests drive it
 directly. No Django, no database.
 

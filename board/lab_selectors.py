@@ -15,7 +15,6 @@ from board.models import (
     Benchmark,
     BenchModel,
     Champion,
-    ClassSummary,
     DrafterCurve,
     FlagEffect,
     FlagPair,
@@ -264,7 +263,3 @@ def against_champion(benchmark: Benchmark) -> dict | None:
         "flags": flags,
         "same_model": holder is not None and holder.benchmark.model_id == benchmark.model_id,
     }
-
-
-def class_summary(hardware_class: HardwareClass):
-    return ClassSummary.objects.filter(hardware_class=hardware_class).first()

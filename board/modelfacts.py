@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 
 # Beyond these a config is not describing a real model (or is hostile): unknown.
 MAX_DIMENSION = 1_000_000
-MAX_LAYERS = 2_000
 MAX_EXPERTS = 100_000
 MAX_VOCAB = 10_000_000
 # Bytes per parameter outside this band means config and weights disagree (fp32 is 4; a 1.58-bit

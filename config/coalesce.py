@@ -60,8 +60,3 @@ def release(key: str) -> None:
     except Exception as exc:
         # It expires on its own; meanwhile a publish for this key is dropped as queued.
         logger.warning("coalescing marker %s not cleared: %s", key, exc)
-
-
-def is_claimed(key: str) -> bool:
-    store = _marker_store()
-    return bool(store is not None and store.exists(_name(key)))

@@ -57,7 +57,6 @@ PERF_SUITE_ID: str = _SUITES["perf"]["suite_id"]
 CATEGORY_COUNTS: dict[str, int] = _SUITES["text"]["categories"]
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_COUNTS)
 PERF_CATEGORIES = tuple(name.lower() for name in CATEGORIES)
-DIFFICULTIES: tuple[str, ...] = tuple(_SUITES["text"]["difficulties"])
 HARNESS_VERSIONS: dict[str, str] = _SUITES["agentic"]["harnesses"]
 HARNESSES = tuple(HARNESS_VERSIONS)
 # (slug, criteria count, artifact kind or None)

@@ -152,16 +152,6 @@ def _public_flag_value(name: str, value: str) -> str | None:
     return None if holds_host_path(value) else value
 
 
-def drafter_config(value: str) -> str:
-    """A speculative config with its drafter path rewritten to /drafter, compact JSON."""
-    config = _json_object(value)
-    if not isinstance(config, dict):
-        return value
-    if "model" in config:
-        config["model"] = DRAFTER_PATH
-    return json.dumps(_without_private_entries(config), separators=(",", ":"))
-
-
 def _json_object(value: str):
     if value[:1] not in ("{", "["):
         return None

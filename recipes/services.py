@@ -3,12 +3,7 @@
 from datetime import datetime
 
 from recipes.models import Recipe
-from recipes.normalise import RecipeSpec, normalise_recipe
-
-
-def recipe_for(*, raw_recipe, seen_at: datetime | None = None) -> Recipe | None:
-    """The shared Recipe row of a pod's recipe (dict or JSON string), or None without one."""
-    return recipe_of(normalise_recipe(raw_recipe), seen_at=seen_at)
+from recipes.normalise import RecipeSpec
 
 
 def recipe_of(spec: RecipeSpec | None, *, seen_at: datetime | None = None) -> Recipe | None:

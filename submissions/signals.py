@@ -3,10 +3,11 @@ imports the trust anchor; it sends these Django signals and the anchor receives 
 (anchor/receivers.py, connected in AnchorConfig.ready()) to sign the run manifests
 (docs/trust-anchor.md §Run manifests).
 
-Each is sent synchronously by the write that causes it, inside that write's transaction: what a
-receiver writes commits or rolls back with it (a run and its version 1, a weight verdict and the
-version saying so), and a receiver's exception reaches the sender (`send`, never `send_robust`).
-The sender is the model the event is about."""
+Each is sent synchronously by the write that causes it, inside that write's transaction, but for
+`board_rebuilt`, sent once the rebuild has committed and the read models are rewritten: what a
+receiver writes commits or rolls back with the write (a run and its version 1, a weight verdict
+and the version saying so), and a receiver's exception reaches the sender (`send`, never
+`send_robust`). The sender is the model the event is about."""
 
 from django.dispatch import Signal
 

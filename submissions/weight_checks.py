@@ -250,12 +250,12 @@ def check_run_weights(run_id: str, *, force: bool = False) -> str:
             commit=commit,
         )
     except HubUnavailable as exc:
-        if timezone.now() - run.committed_at >= timedelta(
-            seconds=settings.AEON_WEIGHT_RETRY_WINDOW_SECONDS
-        ):
+        window = settings.AEON_WEIGHT_RETRY_WINDOW_SECONDS
+        if timezone.now() - run.committed_at >= timedelta(seconds=window):
+            waited = f"{window // 3600} h" if window % 3600 == 0 else f"{window} s"
             return record(
                 Verification.UNVERIFIABLE,
-                f"Hugging Face unavailable for 24 h ({exc}); a moderator can check again.",
+                f"Hugging Face unavailable for {waited} ({exc}); a moderator can check again.",
                 commit=commit,
             )
         board_services.note_weight_attempt(

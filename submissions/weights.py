@@ -2,8 +2,10 @@
 
 Pure logic plus one Hub call; nothing here reads Django. The caller passes the endpoint and token
 (`settings.AEON_HF_ENDPOINT`, `settings.AEON_HF_TOKEN`), stores the verdict, caches `HubAnswer`
-per (repo, commit) and retries `HubUnavailable` with `backoff_seconds` for
-`RETRY_WINDOW_SECONDS`.
+per (repo, commit) and retries `HubUnavailable` with `backoff_seconds` (its first delay and cap
+from `AEON_WEIGHT_RETRY_FIRST_SECONDS`, `AEON_WEIGHT_RETRY_MAX_SECONDS`) for
+`AEON_WEIGHT_RETRY_WINDOW_SECONDS` (submissions/weight_checks.py); the constants here hold those
+settings' default values.
 """
 
 from __future__ import annotations

@@ -104,11 +104,6 @@ def signed(value, digits: int = 1) -> str:
 
 
 @register.filter
-def get_item(mapping, key):
-    return (mapping or {}).get(key)
-
-
-@register.filter
 def tps(value) -> str:
     """tok/s with one digit, or an em dash alone."""
     return "—" if value is None or value == "" else f"{float(value):,.1f} tok/s"

@@ -1,5 +1,5 @@
 """What every route of the pod channel answers: an `Outcome`, or a `Refusal` with its reason
-code and HTTP status (docs/protocol.md §Status codes)."""
+code and HTTP status (docs/protocol.md §Status table)."""
 
 import hashlib
 from dataclasses import dataclass

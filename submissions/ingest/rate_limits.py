@@ -1,4 +1,4 @@
-"""Fixed-window rate limits per IP and per key (docs/protocol.md §Rate limits)."""
+"""Fixed-window rate limits per IP and per key (docs/protocol.md §Quotas per key)."""
 
 import math
 import time

@@ -62,7 +62,7 @@ def open_run(body: bytes) -> Outcome:
         raise Refusal(Reason.UNKNOWN_KEY, "enroll this key first")
     context = {"key_fingerprint": key.fingerprint}
     # Until the signature verifies, the sender is anyone holding the public key: its refusals
-    # are logged by address, never on the pod's public record (docs/protocol.md §Ingest log).
+    # are logged by address, never on the pod's public record (docs/protocol.md §Evidence and the ingest log).
     claimed = f"(claimed key {key.fingerprint})"
     if key.is_revoked:
         raise Refusal(Reason.REVOKED_KEY, f"this key is revoked {claimed}")
