@@ -171,7 +171,7 @@ def test_liveness_answers_ok_and_503_while_the_drain_file_exists(client, setting
     assert client.get("/healthz").status_code == 200
 
 
-CHECKS = ("database", "migrations", "broker", "blob_store", "signing_key")
+CHECKS = ("database", "migrations", "broker", "blob_store", "spool", "signing_key")
 
 
 @pytest.fixture(autouse=True)

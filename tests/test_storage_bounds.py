@@ -171,6 +171,17 @@ def test_big_bodies_wait_in_the_spool_and_enter_the_store_only_once_signed(pod, 
     assert _files(spool) == []
 
 
+def test_readiness_fails_while_the_spool_takes_no_file(client, settings, tmp_path):
+    assert client.get("/readyz").json()["checks"]["spool"] == "ok"
+    assert _files(spool_dir()) == []  # the probe's file is gone
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a regular file where the spool should be")
+    settings.AEON_SPOOL_DIR = str(blocker / "spool")
+    answer = client.get("/readyz")
+    assert answer.status_code == 503
+    assert answer.json()["checks"]["spool"].startswith("error")
+
+
 def test_a_spool_file_left_behind_is_cleaned_up(settings):
     spool = spool_dir()
     spool.mkdir(parents=True)

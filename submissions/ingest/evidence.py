@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from evidence.blobstore import BlobStoreUnavailable, blob_store
+from evidence.blobstore import READY_PROBE, BlobStoreUnavailable, blob_store
 from submissions.jsonbody import ReceivedBody
 from submissions.models import (
     RawBundle,
@@ -78,6 +78,12 @@ def spool_body(data: bytes | bytearray) -> Path:
             raise BlobStoreUnavailable(f"spool: {exc}") from exc
         raise
     return Path(name)
+
+
+def check_spool() -> None:
+    """Readiness: the spool takes a new synced file of a block (removed again), so a full or
+    read-only spool fails it as a big upload would. BlobStoreUnavailable otherwise."""
+    _unspool(spool_body(READY_PROBE))
 
 
 def _unspool(path: Path) -> None:
