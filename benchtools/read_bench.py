@@ -1,4 +1,4 @@
-"""The read benchmark's steps (`manage.py bench reads`, docs/champions.md §Reads under load): a
+"""The read benchmark's steps (`manage.py bench reads`, docs/champions.md §The read benchmark): a
 PostgreSQL database per board size, the reads to measure on it, and every read at every size
 measured next to its floor, cached and uncached."""
 

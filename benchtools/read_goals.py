@@ -1,4 +1,4 @@
-"""The read benchmark's goals (docs/champions.md §Reads under load) checked against what it
+"""The read benchmark's goals (docs/champions.md §The read benchmark) checked against what it
 measured, and its table: every figure compared with the floor and across sizes round by round."""
 
 import statistics

@@ -1,4 +1,4 @@
-"""One read under load (docs/champions.md §Reads under load): gunicorn serving a database in the
+"""One read under load (docs/champions.md §The read benchmark): gunicorn serving a database in the
 production configuration, wrk against a URL of it with the CPU time the server spent meanwhile,
 rounds that turn the order of the targets, and the median of a read's rounds."""
 

@@ -140,7 +140,7 @@ def set_up(env: dict[str, str]) -> None:
         manage(env, "create_board_key", "--path", path, "--if-missing")
         log(
             f"AEON_BOARD_KEY_FILE not set: the board signs with the local key {path}; "
-            "a real deployment configures its own (docs/operations.md §Key rotation)",
+            "a real deployment configures its own (docs/trust-anchor.md §Rotating the key)",
             level="warning",
         )
 

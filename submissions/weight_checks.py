@@ -12,6 +12,7 @@ from django.utils import timezone
 from board import services as board_services
 from board.modelfacts import ModelFacts, model_facts
 from board.models import Run, Verification
+from board.revisions import is_commit, resolve_commit
 from submissions import signals
 from submissions.models import WeightCheckCache
 from submissions.weights import (
@@ -23,8 +24,6 @@ from submissions.weights import (
     compare_weights,
     fetch_config,
     fetch_hub_answer,
-    is_commit,
-    resolve_commit,
     weights_hash_of,
 )
 

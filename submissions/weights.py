@@ -32,7 +32,6 @@ RETRY_WINDOW_SECONDS = 24 * 3600
 FIRST_BACKOFF_SECONDS = 60
 MAX_BACKOFF_SECONDS = 3600
 
-_COMMIT = re.compile(r"[0-9a-fA-F]{40}")
 # llama.cpp split files: `name-00001-of-00003.gguf`.
 _GGUF_SPLIT = re.compile(r"^(?P<stem>.+)-(?P<part>\d{5})-of-(?P<total>\d{5})\.gguf$")
 _REFUSED_STATUSES = (401, 403, 404)
@@ -95,23 +94,10 @@ def is_weight_file(path: str) -> bool:
     return path.endswith(WEIGHT_EXTENSIONS)
 
 
-def is_commit(revision: str | None) -> bool:
-    return isinstance(revision, str) and _COMMIT.fullmatch(revision) is not None
-
-
 def weights_hash_of(per_file: Mapping[str, str]) -> str:
     """docs/protocol.md §Weights: sha256 of `path:sha` joined by `;`, paths sorted."""
     joined = ";".join(f"{path}:{per_file[path]}" for path in sorted(per_file))
     return hashlib.sha256(joined.encode()).hexdigest()
-
-
-def resolve_commit(hf_revision: str | None, deployment_manifest: dict | None) -> str | None:
-    """The commit to check: `hf_revision` when it is one, else the manifest's verified revision."""
-    if is_commit(hf_revision):
-        return hf_revision.lower()
-    verification = (deployment_manifest or {}).get("verification")
-    revision = verification.get("revision") if isinstance(verification, dict) else None
-    return revision.lower() if is_commit(revision) else None
 
 
 def backoff_seconds(

@@ -385,19 +385,6 @@ def broken_tests(text: Text) -> list[str]:
     return broken
 
 
-# Breaks in files another change is rewriting at the same time, left for it to fix: each entry
-# is a report below without its line number. The list only shrinks: an entry no longer reported
-# fails test_known_breaks_are_still_there.
-KNOWN_BROKEN = {
-    # Should cite docs/trust-anchor.md §Rotating the key (config/prodstack.py is being rewritten).
-    "config/prodstack.py: docs/operations.md has no heading §'Key rotation)'",
-}
-
-
-def unknown(broken: list[str]) -> list[str]:
-    return [b for b in broken if re.sub(r":\d+:", ":", b, count=1) not in KNOWN_BROKEN]
-
-
 def all_broken(texts: list[Text]) -> list[str]:
     checks = (
         broken_paths,
@@ -435,30 +422,25 @@ def test_the_text_is_read(texts):
 
 
 def test_cited_paths_exist(texts):
-    assert unknown([b for t in texts for b in broken_paths(t)]) == []
+    assert [b for t in texts for b in broken_paths(t)] == []
 
 
 def test_cited_names_resolve(texts):
-    assert unknown([b for t in texts for b in broken_names(t)]) == []
+    assert [b for t in texts for b in broken_names(t)] == []
 
 
 def test_names_cited_beside_their_file_exist(texts):
-    assert unknown([b for t in texts for b in broken_names_in_files(t)]) == []
+    assert [b for t in texts for b in broken_names_in_files(t)] == []
 
 
 def test_cited_settings_are_read(texts):
-    assert unknown([b for t in texts for b in broken_settings(t)]) == []
+    assert [b for t in texts for b in broken_settings(t)] == []
 
 
 def test_cited_sections_exist(texts):
-    assert unknown([b for t in texts for b in broken_sections(t)]) == []
-    assert unknown([b for t in texts for b in broken_quoted_sections(t)]) == []
+    assert [b for t in texts for b in broken_sections(t)] == []
+    assert [b for t in texts for b in broken_quoted_sections(t)] == []
 
 
 def test_cited_tests_exist(texts):
-    assert unknown([b for t in texts for b in broken_tests(t)]) == []
-
-
-def test_known_breaks_are_still_there(texts):
-    reported = {re.sub(r":\d+:", ":", b, count=1) for b in all_broken(texts)}
-    assert KNOWN_BROKEN - reported == set()
+    assert [b for t in texts for b in broken_tests(t)] == []

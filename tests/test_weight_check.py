@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from board.revisions import resolve_commit
 from submissions.weights import (
     RETRY_WINDOW_SECONDS,
     WEIGHT_EXTENSIONS,
@@ -22,7 +23,6 @@ from submissions.weights import (
     backoff_seconds,
     compare_weights,
     fetch_hub_answer,
-    resolve_commit,
     weights_hash_of,
 )
 from tests.hf_standin import HubStandIn

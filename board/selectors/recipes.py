@@ -8,12 +8,12 @@ from django.db.models import Count, Min, Q
 
 from board.champions import Axis, Reproduction, Spread
 from board.models import Benchmark, Champion, RecipeReproduction, Run
+from board.revisions import is_commit, resolve_commit
 from board.selectors.benchmarks import BenchmarkView
 from recipes.commands import assemble_commands
 from recipes.diff import diff_recipes
 from recipes.models import Recipe
 from recipes.policy import check_recipe, drafter_verified_by
-from submissions.weights import is_commit, resolve_commit
 
 
 def recipes_in_use():

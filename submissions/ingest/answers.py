@@ -3,8 +3,8 @@ closed session, a committed run."""
 
 from dataclasses import dataclass
 
-from board import selectors as board_selectors
 from board.models import Run, Verification
+from board.selectors import runs as run_reads
 from config.api_errors import Reason
 from submissions import tasks
 from submissions.ingest.evidence import Evidence
@@ -85,8 +85,6 @@ def committed_answer(run_id: str, context: dict, *, run: Run | None = None) -> O
     ):
         run.refresh_from_db(fields=["trust", "verification"])
     summary = (
-        board_selectors.run_commit_summary(run)
-        if run is not None
-        else board_selectors.commit_summary(run_id)
+        run_reads.run_commit_summary(run) if run is not None else run_reads.commit_summary(run_id)
     )
     return Outcome(200, {"ok": True, "run_id": run_id, **summary}, **context)

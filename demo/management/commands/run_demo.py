@@ -1,7 +1,7 @@
 """Serve the board and load the demo data through the real HTTP routes (`make run`).
 
 The development server and the demo load are two programs of supervisord, the process manager
-`make prod` runs its parts with (config/prodstack.py `supervise()`): this command pre-fills the
+`make prod` runs its parts with (`supervise()` in config/supervision.py): this command pre-fills the
 demo's Hub answers, then replaces itself with supervisord, so Ctrl-C or SIGTERM stops it and
 everything it started, and a server that dies is started again. The demo load never takes the
 board down: a load that fails after the demo pods' retries is reported, and the board keeps
