@@ -28,6 +28,7 @@ from board.crowns import (
 )
 from board.hardware import Family
 from board.lab_writer import write_flag_effects
+from board.model_summaries import summary_fields
 from board.models import (
     Badge,
     Benchmark,
@@ -243,25 +244,6 @@ def recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) -
 
 
 # (field, lowest wins): the figures a model page shows per class (ModelClassSummary.best_*).
-MODEL_PAGE_FIGURES = {
-    "best_peak": ("peak_tps", False),
-    "best_single": ("single_stream_tps", False),
-    "best_latency": ("ttft_ms", True),
-}
-
-
-def _best_by(rows: list[dict], name: str, lowest: bool) -> int | None:
-    """The pk of the row with the best `name`; a tie goes to the latest submitted (one not
-    submitted first), then to the highest pk: the tables' order."""
-    candidates = [row for row in rows if row[name] is not None]
-    candidates.sort(
-        key=lambda row: (row["submitted_at"] is None, row["submitted_at"] or NEVER, row["pk"]),
-        reverse=True,
-    )
-    pick = min if lowest else max  # both keep the first of equals
-    return pick(candidates, key=lambda row: row[name])["pk"] if candidates else None
-
-
 def _write_model_summaries(
     hardware_class: HardwareClass, by_model: dict[int, list[dict]], model_ids: set[int] | None
 ) -> None:
@@ -275,24 +257,6 @@ def _write_model_summaries(
         for model_id, rows in sorted(by_model.items())
         if model_ids is None or model_id in model_ids
     )
-
-
-def summary_fields(rows: list[dict]) -> dict:
-    """A model's summary on one class from its published benchmarks there (each a dict of
-    pk, ranked, submitted_at and the figures); pure, so migration 0006 fills the table with it."""
-    ranked = [row for row in rows if row["ranked"]]
-    pool = ranked or rows
-    return {
-        "benchmark_count": len(rows),
-        "ranked_count": len(ranked),
-        "latest_at": max(
-            (row["submitted_at"] for row in rows if row["submitted_at"]), default=None
-        ),
-        **{
-            f"{field}_id": _best_by(pool, name, lowest)
-            for field, (name, lowest) in MODEL_PAGE_FIGURES.items()
-        },
-    }
 
 
 def _best_composites_of(model_ids) -> dict[str, float]:

@@ -8,9 +8,6 @@ from board.benchmarks import (
     clear_board,
     hardware_class_fields,
 )
-from board.class_recompute import (
-    summary_fields,
-)
 from board.crowns import (
     api_datetime,
 )
@@ -55,5 +52,4 @@ __all__ = [
     "recompute_read_models",
     "record_run",
     "record_weight_verdict",
-    "summary_fields",
 ]

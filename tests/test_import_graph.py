@@ -189,3 +189,22 @@ def test_the_known_lists_only_shrink():
     assert stale == [], "these cycles are gone: remove them from KNOWN_APP_CYCLES"
     gone = {pair for pair in KNOWN_CONFIG_IMPORTS if pair[1] not in graph.get(pair[0], set())}
     assert gone == set(), "these imports are gone: remove them from KNOWN_CONFIG_IMPORTS"
+
+
+def test_migrations_import_no_services():
+    """Migrations run against historical models (`apps.get_model`): they import no service,
+    selector or task of today's code (issue 21 point 2), at most a pure module."""
+    known = modules()
+    found = {}
+    for package in APPS:
+        for path in (ROOT / package).glob("migrations/*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            rooms = {
+                target
+                for target in imported(name, path, known)
+                if target.split(".")[-1] in ("services", "selectors", "tasks", "views")
+                or ".selectors." in target
+            }
+            if rooms:
+                found[name] = rooms
+    assert found == {}

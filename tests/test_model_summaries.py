@@ -8,9 +8,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from benchtools.reads import load_benchmarks
+from board.model_summaries import summary_fields
 from board.models import Benchmark, BenchModel, ModelClassSummary
 from board.selectors import catalog as selectors
-from board.services import flag_benchmark, summary_fields
+from board.services import flag_benchmark
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

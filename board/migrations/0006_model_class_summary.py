@@ -10,7 +10,7 @@ ROW_FIELDS += ("peak_tps", "single_stream_tps", "ttft_ms")
 
 def fill(apps, schema_editor):
     """Summaries of the benchmarks already on the board (later ones are written on recompute)."""
-    from board.services import summary_fields
+    from board.model_summaries import summary_fields
 
     benchmark = apps.get_model("board", "Benchmark")
     summary = apps.get_model("board", "ModelClassSummary")
