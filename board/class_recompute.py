@@ -2,7 +2,6 @@
 model and class summaries (docs/champions.md)."""
 
 from dataclasses import replace as dataclass_replace
-from datetime import UTC, datetime
 
 from django.db.models import Q
 
@@ -28,7 +27,7 @@ from board.crowns import (
 )
 from board.hardware import Family
 from board.lab_writer import write_flag_effects
-from board.model_summaries import summary_fields
+from board.model_summaries import NEVER, summary_fields  # NEVER: a benchmark without runs
 from board.models import (
     Badge,
     Benchmark,
@@ -41,9 +40,6 @@ from board.models import (
     Run,
 )
 from board.pods import pods_of
-
-NEVER = datetime(1970, 1, 1, tzinfo=UTC)  # order of a benchmark without runs: never replayed
-
 
 ENTRY_FIELDS = (
     "pk",
