@@ -12,7 +12,8 @@ from board import selectors
 from board.models import Benchmark, BenchModel, ModelClassSummary
 from board.services import flag_benchmark, summary_fields
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# In-process, rolled back, its commits in autocommit's order (tests/inprocess.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("board_in_process")]
 
 
 def expected_speed(model: BenchModel) -> list[tuple]:
