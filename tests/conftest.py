@@ -55,63 +55,6 @@ LONGEST_FIRST = (
 )
 
 
-# Emptying the database after a transactional test (`django_db(transaction=True)`, the live
-# server): Django's `flush` runs one TRUNCATE of every table, then the post_migrate signal (the
-# reference data, a fresh board generation, content types). On PostgreSQL the TRUNCATE makes
-# new files for every table and index, about a second on a busy 2-core machine, after every
-# one of some 250 tests. Emptying the tables with DELETE leaves them in the same state (no
-# sequence is reset either way, no table has a trigger) in a few milliseconds; a table holding
-# many rows (the 1,000-benchmark board) is still truncated, so no later test scans its dead
-# rows. Then the same post_migrate signal as `flush` sends.
-_LARGE_TABLE_ROWS = 5000
-
-
-def _empty_the_database(alias: str) -> None:
-    from django.core.management.sql import emit_post_migrate_signal
-    from django.db import connections, transaction
-
-    db = connections[alias]
-    tables = db.introspection.django_table_names(only_existing=True, include_views=False)
-    if not tables:
-        return
-    name = db.ops.quote_name
-    with transaction.atomic(using=alias), db.cursor() as cursor:
-        cursor.execute(
-            " UNION ALL ".join(
-                f"SELECT %s WHERE EXISTS (SELECT 1 FROM {name(t)} OFFSET {_LARGE_TABLE_ROWS})"
-                for t in tables
-            ),
-            tables,
-        )
-        large = [row[0] for row in cursor.fetchall()]
-        statements = ["SET CONSTRAINTS ALL DEFERRED"]
-        if large:  # CASCADE: the tables that refer to them are emptied anyway
-            statements.append(f"TRUNCATE {', '.join(name(t) for t in large)} CASCADE")
-        statements += [f"DELETE FROM {name(t)}" for t in tables if t not in large]
-        cursor.execute("; ".join(statements))
-    emit_post_migrate_signal(verbosity=0, interactive=False, db=alias)
-
-
-def _install_quick_flush() -> None:
-    from django.db import connections
-    from django.test import TransactionTestCase
-
-    django_teardown = TransactionTestCase._fixture_teardown
-
-    def _fixture_teardown(self):
-        aliases = list(self._databases_names(include_mirrors=False))
-        if (
-            self.available_apps is not None
-            or self.serialized_rollback
-            or any(connections[alias].vendor != "postgresql" for alias in aliases)
-        ):
-            return django_teardown(self)
-        for alias in aliases:
-            _empty_the_database(alias)
-
-    TransactionTestCase._fixture_teardown = _fixture_teardown
-
-
 def _one_redis_per_worker(config) -> None:
     """In the controlling process of `-n N`: with fewer Redis URLs than workers, stop before
     any worker starts, with a usage error (exit code 4). A worker that raised at import instead
@@ -135,7 +78,6 @@ def _one_redis_per_worker(config) -> None:
 
 def pytest_configure(config):
     _one_redis_per_worker(config)
-    _install_quick_flush()
 
 
 def pytest_collection_modifyitems(config, items):

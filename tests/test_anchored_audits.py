@@ -20,7 +20,7 @@ from evidence.signing import canonical_json, verify_signature
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)

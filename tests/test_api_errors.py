@@ -5,7 +5,6 @@ import pytest
 from django.test import Client
 
 from board.models import Result, Run
-from tests.podchannel import LIVE_DB
 
 
 @pytest.mark.django_db
@@ -40,7 +39,7 @@ def test_an_unexpected_error_answers_json_500(db):
     assert response.json()["reason"] == "INTERNAL_ERROR"
 
 
-@LIVE_DB
+@pytest.mark.django_db
 def test_each_key_has_its_own_request_limit(make_pod, settings):
     settings.AEON_RATE_LIMIT_PER_KEY = 3
     settings.AEON_RATE_WINDOW_SECONDS = 3600  # no window boundary falls inside the test

@@ -13,7 +13,7 @@ from demo.loader import prefill_hub_cache
 from submissions.rebuild import rebuild_board
 from tests.boardjobs import benchmark_of, core_job, read_api, submit_job
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 MODEL = DEMO_MODELS[0]
 

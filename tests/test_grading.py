@@ -166,7 +166,7 @@ def from_network(pod, address: str):
     return pod
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_self_scored_run_is_marked_and_moves_no_crown_and_no_floor(
     pod, make_pod, hub_answers, board_url
 ):
@@ -196,7 +196,7 @@ def test_a_self_scored_run_is_marked_and_moves_no_crown_and_no_floor(
     assert math["score"] == pytest.approx(100.0) and math["board_score"] < 100
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_frontier_run_naming_a_new_repo_does_not_make_it_frontier_nor_name_it(
     pod, make_pod, hub_answers, board_url
 ):
@@ -219,7 +219,7 @@ def test_a_frontier_run_naming_a_new_repo_does_not_make_it_frontier_nor_name_it(
     )
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_three_keys_from_one_network_are_one_pod_and_a_re_signed_copy_is_marked(
     make_pod, hub_answers, board_url, settings
 ):

@@ -14,16 +14,17 @@ import types
 import typing
 from dataclasses import dataclass, field
 
+import pytest
 from django.apps import apps
 from django.db import models
 
 from submissions import schemas
 from submissions.models import IngestLogEntry
-from tests.podchannel import LIVE_DB, MODEL, TEXT_EXAMPLE, TEXT_SUITE, results_path
+from tests.podchannel import MODEL, TEXT_EXAMPLE, TEXT_SUITE, results_path
 
 # On whichever database the suite runs: CI's PostgreSQL enforces what SQLite would let through,
 # and the embedded default must answer the same.
-pytestmark = [LIVE_DB]
+pytestmark = [pytest.mark.django_db]
 
 PERF_EXAMPLE = TEXT_EXAMPLE.parent / "perf-final.json"
 PERF_SUITE = "aeon-perf-v1"

@@ -13,7 +13,7 @@ from evidence.signing import key_fingerprint
 from tests.boardjobs import read_api
 from tests.championjobs import GEMMA_816, _with_flag, submit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SPARK = "dgx-spark-x1"
 GEMMA = GEMMA_816.hf_repo.lower()

@@ -13,7 +13,8 @@ from board.models import Benchmark, BenchModel, ModelClassSummary
 from board.selectors import catalog as selectors
 from board.services import flag_benchmark
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# In-process, rolled back, its commits in autocommit's order (tests/inprocess.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("board_in_process")]
 
 
 def expected_speed(model: BenchModel) -> list[tuple]:

@@ -15,7 +15,7 @@ from demo.loader import prefill_hub_cache
 from tests.boardjobs import core_job, read_api, submit_job
 from tests.championjobs import GEMMA_816, pod_champions, submit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SINGLE_SPARK = "single DGX Spark (GB10)"
 GEMMA = "google/gemma-4-26b-a4b-it"

@@ -23,7 +23,7 @@ from demo.bundles import DEMO_MODELS, PERF_SUITE_ID
 from demo.loader import prefill_hub_cache
 from tests.boardjobs import core_job, only, put_on_hub, submit_job
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 MODEL, OTHER = DEMO_MODELS[0], DEMO_MODELS[1]
 SPARK = "dgx-spark-x1"

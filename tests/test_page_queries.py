@@ -10,7 +10,8 @@ from benchtools.reads import load_benchmarks
 from board.models import Benchmark, Run
 from board.services import bump_generation
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# In-process, rolled back, its commits in autocommit's order (tests/inprocess.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("board_in_process")]
 
 FEW, MANY = 8, 60
 

@@ -23,7 +23,7 @@ from tests.championjobs import (
     submit,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 STOCK = "ghcr.io/aeon-7/aeon-vllm-ultimate:latest"
 

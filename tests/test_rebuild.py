@@ -26,7 +26,7 @@ from tests.boardjobs import (
     read_api,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 VERIFIED = DEMO_MODELS[0]  # on the Hub as declared

@@ -20,7 +20,6 @@ from demo.loader import prefill_hub_cache
 from recipes.images import NOT_ALLOWED_NOTE
 from tests.boardjobs import benchmark_of, core_job, only, read_api, submit_job
 
-LIVE = pytest.mark.django_db(transaction=True)
 GEMMA_816, GEMMA_517 = DEMO_MODELS[0], RECIPE_HISTORY[0]
 DRAFTER_CONFIG = '{"method":"dflash","model":"/drafter","num_speculative_tokens":11}'
 HF_TOKEN = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bD1fH3k"
@@ -38,7 +37,7 @@ def recipe_of(base_url: str, answers) -> dict:
     return reply.body
 
 
-@LIVE
+@pytest.mark.django_db
 def test_a_recipe_shows_its_json_its_users_its_commands_and_the_change_from_the_last_one(
     make_pod, board_url, hub_answers
 ):
@@ -97,7 +96,7 @@ def fingerprint(pod) -> str:
     return hashlib.sha256(pod.public_key.encode("ascii")).hexdigest()[:16]
 
 
-@LIVE
+@pytest.mark.django_db
 def test_a_recipe_on_an_image_off_the_allowlist_is_offered_without_its_image(
     pod, board_url, hub_answers
 ):
@@ -116,7 +115,7 @@ def test_a_recipe_on_an_image_off_the_allowlist_is_offered_without_its_image(
     assert NOT_ALLOWED_NOTE in body["commands"][0]["notes"]
 
 
-@LIVE
+@pytest.mark.django_db
 def test_sglang_and_llama_cpp_recipes_carry_the_flags_of_their_command(pod, board_url, hub_answers):
     sglang = recipe_of(
         board_url, submit_job(pod, core_job(demo_model("qwen3-32b-fp8-sglang-2x-rtx5090")))
@@ -133,7 +132,7 @@ def test_sglang_and_llama_cpp_recipes_carry_the_flags_of_their_command(pod, boar
     assert docker[docker.index("-m") + 1] == "/model/Qwen3-4B-Instruct-2507-Q4_K_M.gguf"
 
 
-@LIVE
+@pytest.mark.django_db
 def test_an_unknown_recipe_and_one_used_only_by_a_withheld_run_are_not_found(
     pod, board_url, hub_answers
 ):
@@ -189,7 +188,7 @@ def test_the_recipe_api_query_count_does_not_grow_with_its_benchmarks():
     assert len(many) == len(few) <= 10, [q["sql"] for q in many.captured_queries]
 
 
-@LIVE
+@pytest.mark.django_db
 def test_a_recipe_holding_nul_is_stored_and_served(pod, board_url, hub_answers):
     [(board, suite, model, perf)] = only(core_job(GEMMA_816), "aeon-perf-v1")
     perf["recipe"]["engine"] = "aeon-vllm-ultimate\x00"

@@ -195,7 +195,7 @@ def test_secret_detection_reports_where_and_never_what():
     assert find_secrets(EXAMPLE["recipe"], "/recipe") == []
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_run_api_publishes_no_host_path_or_raw_command(pod):
     content = {
         key: value for key, value in EXAMPLE.items() if key not in ("run_id", "run_nonce", "final")

@@ -18,7 +18,7 @@ from tests.boardjobs import (
     submit_job,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 MODEL = DEMO_MODELS[0]

@@ -14,7 +14,7 @@ from tests.boardjobs import core_job, put_on_hub, submit_job
 GEMMA = demo_model("gemma-4-26b-a4b-dflash-spark")
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_sweep_sends_again_only_the_checks_that_are_overdue(pod, hub, settings):
     hub.fail_next(GEMMA.hf_repo, 503, times=50)  # Hugging Face down: the checks defer
     answers = submit_job(pod, core_job(GEMMA))
