@@ -67,7 +67,9 @@ def _text(value):
 def _copy(values: list[dict]) -> None:
     columns = ", ".join(connection.ops.quote_name(field.column) for field in _FIELDS)
     table = connection.ops.quote_name(Result._meta.db_table)
-    with connection.cursor() as cursor:
+    # psycopg's own cursor, under Django's error wrapper: a failure is a django.db error, as
+    # the ORM's would be (the commit answers 503 for an OperationalError, docs/protocol.md).
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for row in values:
                 for name in _JSON_FIELDS:

@@ -22,7 +22,7 @@ from django.db import connection
 
 from demo.podclient import USER_AGENT, PodClient
 from submissions.models import IngestLogEntry
-from tests.podchannel import MODEL, TEXT_SUITE, results_path
+from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, results_path
 from tests.processes import children_of, free_port, memory_kib, reset_peak
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,6 +172,7 @@ def test_sixteen_128_mib_uploads_with_a_wrong_token_are_refused_unread(gunicorn_
     )
 
 
+@LIVE_DB  # the refusal is read off a socket: the development server over HTTP
 def test_the_development_server_refuses_a_wrong_token_before_the_body_too(pod):
     session = pod.open_run(MODEL, TEXT_SUITE, "text")
 
