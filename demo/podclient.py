@@ -142,11 +142,16 @@ class PodClient:
             status, payload, answer_headers = error.code, error.read(), dict(error.headers)
         except (OSError, http.client.HTTPException) as exc:
             raise PodNetworkError(f"{type(exc).__name__}: {exc}") from exc
+        return self.answer_of(status, payload, answer_headers)
+
+    @staticmethod
+    def answer_of(status: int, payload: bytes, headers: dict) -> Answer:
+        """An answer as pods read it: one that is not JSON is taken for a network failure."""
         try:
             parsed = json.loads(payload)
-        except ValueError:  # pods take an answer that is not JSON for a network failure
+        except ValueError:
             raise PodNetworkError(f"{status} answer is not JSON") from None
-        return Answer(status, parsed, answer_headers)
+        return Answer(status, parsed, headers)
 
     def post_json(self, path: str, obj, headers: dict | None = None) -> Answer:
         # Pods send json.dumps(obj) with Python's defaults: spaces, ASCII, NaN allowed.

@@ -19,7 +19,6 @@ command or a service the test calls itself commits the same way; every in-proces
 holds it too.
 """
 
-import json
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from django import test
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from demo.podclient import USER_AGENT, Answer, PodClient, PodNetworkError
+from demo.podclient import USER_AGENT, Answer, PodClient
 
 IN_PROCESS_URL = "http://testserver"  # the test client's host (Django's own `testserver`)
 
@@ -149,11 +148,7 @@ class InProcessPodClient(PodClient):
                 del sent[known]
             sent[name] = value
         response = send(method, self.base_url + path, body, sent)
-        try:
-            parsed = json.loads(response.payload)
-        except ValueError:  # as PodClient: an answer that is not JSON is a network failure
-            raise PodNetworkError(f"{response.status} answer is not JSON") from None
-        return Answer(response.status, parsed, response.headers)
+        return self.answer_of(response.status, response.payload, response.headers)
 
 
 def pod_client(base_url: str, **options) -> PodClient:

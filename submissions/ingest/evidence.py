@@ -143,16 +143,15 @@ class Evidence:
 
     def stored(self) -> str:
         if not self._row_written:
-            if self.spool:
-                self.keep()
-                self._keep.result()  # BlobStoreUnavailable as the move raised it
-                store_evidence_row(self.digest, self.body.size)
-            elif self._write is not None:
-                self._write.result()  # BlobStoreUnavailable as the write raised it
-                store_evidence_row(self.digest, self.body.size)
-            else:
+            if self.inline:
                 store_evidence_row(self.digest, self.body.size, bytes(self.body.data))
                 self.body.release()
+            else:
+                if self.spool:
+                    self.keep()
+                # BlobStoreUnavailable as the write (or the move into the store) raised it.
+                (self._keep or self._write).result()
+                store_evidence_row(self.digest, self.body.size)
             self._row_written = True
         return self.digest
 
