@@ -52,7 +52,12 @@ class Stack:
         return found
 
     def worker_pid(self) -> int:
-        started = [e for e in self.lines() if e.get("message") == "worker started"]
+        """The pid of the worker supervisord last said runs: it says so once the worker has
+        run `startsecs` (10 s), which a test right after the stack's start may come before."""
+        deadline = time.monotonic() + 60
+        while not (started := [e for e in self.lines() if e.get("message") == "worker started"]):
+            assert time.monotonic() < deadline, "supervisord never said the worker started"
+            time.sleep(0.5)
         return started[-1]["pid"]
 
     def ready(self) -> dict:
