@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from demo.bundles import demo_model, job_bundles
+from demo.bundles import DEMO_MODELS, demo_model, job_bundles
 from demo.podclient import USER_AGENT, PodClient
 from tests.boardjobs import core_job, put_on_hub, read_api, submit_job
 from tests.conftest import missing_service
@@ -477,6 +477,56 @@ def test_slow_bodies_to_make_prods_port_leave_ordinary_requests_unaffected(stack
         sender.join(timeout=10)
         for sock in slow:
             sock.close()
+
+
+def test_sixteen_pods_uploading_whole_jobs_at_once_get_no_5xx_and_each_final_commits_once(
+    stack,
+):
+    """Issue 21's budget: sixteen pods, each a key of its own, upload a whole comprehensive job
+    at the same moment (a barrier) through the front; no answer is a 5xx (the pods do not retry
+    here, so none could be hidden), and each final is one run: as many runs as finals answered,
+    none twice for a (key, job)."""
+    import threading
+
+    import psycopg
+
+    pods = 16
+    models = [DEMO_MODELS[i % len(DEMO_MODELS)] for i in range(pods)]
+    for model in {m.key: m for m in models}.values():
+        put_on_hub(stack.hub, model)
+    start = threading.Barrier(pods)
+    answers: list[list] = [[] for _ in range(pods)]
+    failures: list[BaseException] = []
+
+    def upload(index: int) -> None:
+        try:
+            pod = PodClient(stack.url, timeout=300)
+            start.wait(timeout=120)
+            assert pod.enroll().status == 200
+            for board, suite_id, model, bundle in job_bundles(models[index], seed=index):
+                answers[index].append(pod.submit_run(model, suite_id, board, bundle))
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=upload, args=(i,)) for i in range(pods)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    assert not failures, failures
+    finals = [answer for of_pod in answers for answer in of_pod]
+    assert [a.status for a in finals if a.status != 200] == [], [
+        (a.status, a.body) for a in finals if a.status != 200
+    ]
+    run_ids = {answer.body["run_id"] for answer in finals}
+    assert len(run_ids) == len(finals) == sum(len(job_bundles(m)) for m in models)
+    with psycopg.connect(stack.database_url) as conn:
+        stored = conn.execute(
+            "SELECT count(*), count(DISTINCT (key_fingerprint, job_sig)) FROM board_run"
+            " WHERE run_id = ANY(%s)",
+            [sorted(run_ids)],
+        ).fetchone()
+    assert stored == (len(run_ids), len(run_ids))
 
 
 def read_api_or_none(url: str, path: str) -> int | None:
