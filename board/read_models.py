@@ -1,6 +1,7 @@
 """What follows a change the board shows: the generation move and the recompute of the read
 models, once per transaction, after it commits (docs/champions.md)."""
 
+import importlib
 import logging
 import threading
 from contextlib import contextmanager
@@ -68,10 +69,14 @@ RECOMPUTE_TASK = "board.tasks.recompute_read_models"
 
 def _recompute_task():
     """The recompute task, by name from Celery's registry (board/tasks.py imports this module,
-    never the other way round); the app's task modules are imported first when no one has yet
-    (a web process)."""
+    never the other way round); its module is imported first when no one has yet (a web
+    process). By its name, under Python's import lock, and not by Celery's
+    `import_default_modules`: Celery guards its autodiscovery with a flag, not a lock, so a
+    thread that comes while another is in it returns having imported nothing, and the first
+    concurrent commits of a fresh web process raised NotRegistered (seen under `make prod`;
+    about one run in three of 32 threads started at once, tests/test_task_lookup.py)."""
     if RECOMPUTE_TASK not in current_app.tasks:
-        current_app.loader.import_default_modules()
+        importlib.import_module(RECOMPUTE_TASK.rpartition(".")[0])
     return current_app.tasks[RECOMPUTE_TASK]
 
 
