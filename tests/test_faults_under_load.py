@@ -38,7 +38,7 @@ from tests.boardjobs import fetch, put_on_hub
 from tests.conftest import missing_service
 from tests.hf_standin import HubStandIn
 from tests.private_servers import ClusterUnavailable, PrivateCluster, PrivateRedis
-from tests.processes import free_port
+from tests.processes import descendants, free_port
 from tests.test_prod_stack import Stack, start_make_prod, stop_leftovers, wait_until_ready
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker]
@@ -153,9 +153,12 @@ def stack_environment(port: int, cluster, broker, cache, hub, data_dir: Path) ->
         "AEON_BROKER_VISIBILITY_TIMEOUT": "10",
         "WEB_CONCURRENCY": "2",
         "CELERY_CONCURRENCY": "2",
-        # Three pods on one loopback address pass production's per-address limit (600 a minute):
+        # Three pods on one loopback address, each uploading as fast as it can, pass production's
+        # limits (600 requests a minute per address, 300 per key, 500 finals a day per key):
         # limits have tests of their own, and a 429 here would only hide what the faults do.
         "AEON_RATE_LIMIT_PER_IP": "100000",
+        "AEON_RATE_LIMIT_PER_KEY": "100000",
+        "AEON_MAX_FINALS_PER_KEY_DAY": "100000",
     }
 
 
@@ -334,7 +337,7 @@ def worker_killed(servers: Servers) -> Fault:
     while not (held := broker.hlen("unacked")) and time.monotonic() < deadline:
         time.sleep(0.05)
     stack = servers.stack
-    killed = [e for e in log_lines(stack) if e.get("message") == "worker started"][-1]["pid"]
+    [killed] = [pid for pid in descendants(stack.process.pid) if is_the_worker(pid)]
     start = time.monotonic()
     os.kill(killed, signal.SIGKILL)
     servers.held = held
@@ -344,6 +347,15 @@ def worker_killed(servers: Servers) -> Fault:
         assert time.monotonic() < deadline, "supervisord never started the worker again"
         time.sleep(0.1)
     return ended("worker", start)
+
+
+def is_the_worker(pid: int) -> bool:
+    """The Celery worker's process (supervisord's `worker` program; the beat is another)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"celery" in argv and b"worker" in argv
 
 
 def log_lines(stack: Stack) -> list[dict]:
@@ -365,9 +377,10 @@ def pending_runs(servers: Servers) -> int:
 
 
 def out_of_pending_after(servers: Servers, fault: Fault) -> float:
-    """Seconds from the fault's end to the last verdict on a run committed before that end."""
+    """Seconds from the fault's end to the last verdict on a run committed before that end (to
+    now when one of them is still pending)."""
     [(last,)] = servers.sql(
-        f"SELECT extract(epoch FROM max(verified_at)) FROM {RUNS} "
+        f"SELECT extract(epoch FROM max(coalesce(verified_at, now()))) FROM {RUNS} "
         "WHERE committed_at <= to_timestamp(%s)",
         (fault.wall_end,),
     )
