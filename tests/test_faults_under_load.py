@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from anchor.models import RunManifest
-from board.models import Run
+from board.models import Result, Run
 from demo.bundles import demo_model, job_bundles
 from demo.podclient import PodClient, PodNetworkError
 from tests.boardjobs import fetch, put_on_hub
@@ -60,6 +60,7 @@ READS = [
     "/readyz",
 ]
 RUNS = Run._meta.db_table
+RESULTS = Result._meta.db_table
 MANIFESTS = RunManifest._meta.db_table
 
 
@@ -187,6 +188,7 @@ class Acknowledged:
     run_id: str
     benchmark_id: str | None  # not said in a duplicate's answer
     duplicate: bool
+    rows: int  # the bundle's result rows
 
 
 @dataclass
@@ -261,6 +263,7 @@ def upload_jobs(pod: RecordingPod, model, number: int, stop: threading.Event, jo
                     answer.body["run_id"],
                     answer.body.get("benchmark_id"),
                     bool(answer.body.get("duplicate")),
+                    len(bundle["results"]),
                 )
             )
 
@@ -452,9 +455,15 @@ def test_under_faults_no_acknowledged_final_is_lost_nothing_answers_500_nothing_
     print(summary(faults, journal, servers.held, drained, late))
     assert journal.crashed == []
 
-    # Every acknowledged final exactly once: 0 lost, 0 duplicated.
-    stored = dict(servers.sql(f"SELECT run_id, job_sig FROM {RUNS}"))
-    assert [a for a in journal.acknowledged if stored.get(a.run_id) != a.job_sig] == []
+    # Every acknowledged final exactly once, whole: 0 lost, 0 duplicated, 0 partial.
+    stored = {
+        run_id: (job_sig, rows)
+        for run_id, job_sig, rows in servers.sql(
+            f"SELECT r.run_id, r.job_sig, count(x.id) FROM {RUNS} r "
+            f"LEFT JOIN {RESULTS} x ON x.run_id = r.id GROUP BY r.id"
+        )
+    }
+    assert [a for a in journal.acknowledged if stored.get(a.run_id) != (a.job_sig, a.rows)] == []
     duplicated = servers.sql(
         f"SELECT key_fingerprint, job_sig, count(*) FROM {RUNS} WHERE job_sig IS NOT NULL "
         "GROUP BY key_fingerprint, job_sig HAVING count(*) > 1"
