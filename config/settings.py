@@ -334,6 +334,8 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 AEON_WEIGHT_SWEEP_GRACE_SECONDS = env_int("AEON_WEIGHT_SWEEP_GRACE_SECONDS", 180)
+# The sweep sends one run's check again at most this often (a check it sent may still be queued).
+AEON_WEIGHT_SWEEP_RESEND_SECONDS = env_int("AEON_WEIGHT_SWEEP_RESEND_SECONDS", 300)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

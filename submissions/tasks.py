@@ -25,8 +25,6 @@ logger = logging.getLogger("aeon.tasks")
 # to a second worker). A longer wait ends the task; the sweep sends it again once it is due.
 IN_TASK_RETRY_SECONDS = 300
 DATABASE_RETRY_MAX_SECONDS = 120
-# The sweep does not send one run's check again for this long (it may still be queued).
-SWEEP_RESEND_SECONDS = 300
 
 
 @shared_task(bind=True, max_retries=None, acks_late=True)
@@ -60,10 +58,10 @@ def verify_weights(self, run_id: str, force: bool = False) -> str:
 @shared_task
 def sweep_pending_weight_checks() -> int:
     """The beat's sweep (docs/operations.md §Background work): send the checks that are due
-    again (each once per SWEEP_RESEND_SECONDS)."""
+    again, each at most once per `AEON_WEIGHT_SWEEP_RESEND_SECONDS` (it may still be queued)."""
     sent = 0
     for run_id in overdue_pending_run_ids():
-        if coalesce.claim(f"weights-sent:{run_id}", SWEEP_RESEND_SECONDS):
+        if coalesce.claim(f"weights-sent:{run_id}", settings.AEON_WEIGHT_SWEEP_RESEND_SECONDS):
             verify_weights.delay(run_id)
             sent += 1
     return sent

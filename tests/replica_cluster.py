@@ -8,15 +8,21 @@ loopback primary whose file this user may write) and reloads it; `wal_level` and
 `max_wal_senders` are only checked, since changing them needs a restart.
 """
 
-import os
 import shutil
 import socket
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import psycopg
+
+from tests.private_servers import (
+    ClusterUnavailable,
+    own,
+    postgres_bin,
+    run_program,
+    wait_until,
+    write_owned,
+)
 
 REPLICATION_HBA_LINE = "host replication all 127.0.0.1/32 trust"
 # The hot-standby parameters a standby must hold at least at the primary's values.
@@ -29,9 +35,7 @@ STANDBY_MINIMUMS = (
 )
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
-
-class ClusterUnavailable(Exception):
-    """This machine cannot run the replica: the message says what is missing."""
+__all__ = ["ClusterUnavailable", "ReplicaCluster"]
 
 
 class ReplicaCluster:
@@ -102,13 +106,7 @@ class ReplicaCluster:
                 name: conn.execute(f"SHOW {name}").fetchone()[0]
                 for name in ("wal_level", "hba_file", *STANDBY_MINIMUMS)
             }
-        self.bin = Path(os.environ.get("AEON_PG_BIN") or f"/usr/lib/postgresql/{major}/bin")
-        for program in ("pg_basebackup", "pg_ctl", "postgres"):
-            if not (self.bin / program).exists():
-                raise ClusterUnavailable(
-                    f"needs PostgreSQL {major}'s server programs in {self.bin} "
-                    f"(apt-get install postgresql-{major}, or set AEON_PG_BIN)"
-                )
+        self.bin = postgres_bin(major, programs=("pg_basebackup", "pg_ctl", "postgres"))
         if (
             settings["wal_level"] not in ("replica", "logical")
             or int(settings["max_wal_senders"]) < 2
@@ -119,7 +117,7 @@ class ReplicaCluster:
         self._allow_replication(settings["hba_file"])
         self._stop_stale_replica()
         self.folder = Path(tempfile.mkdtemp(prefix="aeon-replica-"))
-        self._own(self.folder)
+        own(self.folder)
         data = self.folder / "data"
         self._run(
             "pg_basebackup",
@@ -127,7 +125,7 @@ class ReplicaCluster:
             *("-D", str(data), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"),
         )
         minimums = "\n".join(f"{name} = {settings[name]}" for name in STANDBY_MINIMUMS)
-        self._write(
+        write_owned(
             data / "postgresql.conf",
             f"port = {self.replica_port}\n"
             "listen_addresses = '127.0.0.1'\n"
@@ -141,8 +139,8 @@ class ReplicaCluster:
             "log_line_prefix = '[%a] '\n"
             f"{minimums}\n",
         )
-        self._write(data / "pg_hba.conf", "local all all trust\nhost all all 127.0.0.1/32 trust\n")
-        self._write(data / "pg_ident.conf", "")
+        write_owned(data / "pg_hba.conf", "local all all trust\nhost all all 127.0.0.1/32 trust\n")
+        write_owned(data / "pg_ident.conf", "")
         log = self.folder / "replica.log"
         self._run("pg_ctl", "-D", str(data), "-l", str(log), "-w", "-t", "60", "start")
         self._wait(lambda: self.on_replica("SELECT pg_is_in_recovery()")[0][0], "recovery")
@@ -243,42 +241,12 @@ class ReplicaCluster:
 
     # --- helpers -----------------------------------------------------------------------------
 
-    def _as_postgres(self) -> list[str]:
-        """The server refuses to run as root: as root, run its programs as `postgres`."""
-        return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-
-    def _own(self, path: Path) -> None:
-        if os.geteuid() == 0:
-            shutil.chown(path, "postgres", "postgres")
-
-    def _write(self, path: Path, text: str) -> None:
-        path.write_text(text)
-        self._own(path)
-
     def _run(self, program: str, *args: str, check: bool = True) -> None:
-        done = subprocess.run(
-            [*self._as_postgres(), str(self.bin / program), *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=self.folder or "/",
-        )
-        if check and done.returncode != 0:
-            log = self.folder / "replica.log" if self.folder else None
-            tail = log.read_text()[-2000:] if log and log.exists() else ""
-            raise RuntimeError(f"{program} failed: {done.stderr or done.stdout}\n{tail}")
+        run_program(self.folder, self.bin, program, *args, check=check, log="replica.log")
 
     @staticmethod
     def _wait(ready, what: str, seconds: float = 60) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                if ready():
-                    return
-            except psycopg.OperationalError:
-                pass
-            time.sleep(0.1)
-        raise TimeoutError(f"waited {seconds:.0f} s for {what}")
+        wait_until(ready, what, seconds, errors=(psycopg.OperationalError,))
 
 
 def _rows(cursor) -> list[tuple]:

@@ -16,6 +16,7 @@ import pytest
 
 from demo.loader import prefill_hub_cache
 from tests.championjobs import GEMMA_816, submit
+from tests.private_servers import PrivateRedis
 from tests.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,38 +28,6 @@ def wait_for(check, what: str, seconds: float = 60) -> None:
     while not check():
         assert time.monotonic() < deadline, f"{what} within {seconds} s"
         time.sleep(0.1)
-
-
-class PrivateRedis:
-    """A redis-server of the test's own, started and stopped by it (the cache's server)."""
-
-    def __init__(self, folder: Path):
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.folder = folder
-        self.process = None
-
-    def answers(self) -> bool:
-        import redis
-
-        try:
-            return bool(redis.Redis.from_url(self.url, socket_connect_timeout=1).ping())
-        except redis.RedisError:
-            return False
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no", "--dir", str(self.folder)],
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        wait_for(self.answers, "the private Redis answers")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
 
 
 @pytest.fixture
