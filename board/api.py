@@ -11,7 +11,9 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from board.champion_shapes import ChampionList, PodChampionList
 from board.champions import Axis
+from board.openapi import ShapeExtension  # noqa: F401 (drf-spectacular: registered on import)
 from board.selectors import benchmarks as benchmark_reads
 from board.selectors import catalog
 from board.selectors import crowns as crown_reads
@@ -22,7 +24,6 @@ from board.serializers.benchmarks import (
     BenchmarkSerializer,
     HardwareClassSerializer,
 )
-from board.serializers.champions import ChampionListSerializer, PodChampionListSerializer
 from board.serializers.recipes import RecipeDetailSerializer
 from board.serializers.runs import RunPageSerializer
 
@@ -196,13 +197,13 @@ class ChampionRecipes(APIView):
                 "model", OpenApiTypes.STR, description="canonical id or hf_repo (case-insensitive)"
             ),
         ],
-        responses=PodChampionListSerializer,
+        responses=PodChampionList,
     )
     def get(self, request):
         return Response(
             crown_reads.pod_champion_recipes(
                 hardware=_query(request, "hardware"), model=_query(request, "model")
-            )
+            ).as_json()
         )
 
 
@@ -224,7 +225,7 @@ class ChampionList(APIView):
                 "model", OpenApiTypes.STR, description="canonical id or hf_repo (case-insensitive)"
             ),
         ],
-        responses=ChampionListSerializer,
+        responses=ChampionList,
     )
     def get(self, request):
         axis = _query(request, "axis")
@@ -233,4 +234,4 @@ class ChampionList(APIView):
         crowns = crown_reads.champion_crowns(
             hardware=_query(request, "hardware"), axis=axis, model=_query(request, "model")
         )
-        return Response({"champions": crowns})
+        return Response(crowns.as_json())

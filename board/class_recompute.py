@@ -17,12 +17,10 @@ from board.champions import (
 )
 from board.crowns import (
     champion_facts,
-    crown_summary,
+    crown_record,
     offer_verdicts,
-    one_click_summary,
-    pod_recipe,
+    pod_entry,
     pods_offer,
-    pods_offer_note,
     spread_json,
 )
 from board.hardware import Family
@@ -200,15 +198,22 @@ def recompute_class(hardware_class: HardwareClass, model_ids: set[int] | None) -
                 secondary=current.measure.secondary,
                 cohort=current.measure.cohort,
                 since=current.since,
-                summary=crown_summary(current, axis, facts[current.holder.benchmark], reproduction)
-                | one_click_summary(
+                summary=crown_record(
                     current,
+                    axis,
+                    facts[current.holder.benchmark],
+                    reproduction,
                     verdicts,
                     offers.get(name) if name is not None and axis is Axis.THROUGHPUT else False,
-                ),
+                ).as_json(),
                 pod_recipe=(
-                    pod_recipe(offers[name], hardware_class, facts[offers[name].holder.benchmark])
-                    | pods_offer_note(offers[name], current, verdicts)
+                    pod_entry(
+                        offers[name],
+                        current,
+                        hardware_class,
+                        facts[offers[name].holder.benchmark],
+                        verdicts,
+                    ).as_json()
                     if name is not None and axis is Axis.THROUGHPUT and offers.get(name)
                     else None
                 ),

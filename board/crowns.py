@@ -3,8 +3,21 @@
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from typing import Literal
 
+from pydantic import MISSING
+
+from board.champion_shapes import (
+    CrownHolder,
+    CrownRecord,
+    NotOneClick,
+    PeakCell,
+    PodChampionRecipe,
+    PodDrafter,
+    PodsOffered,
+    Reproductions,
+    Spread,
+)
 from board.champions import (
     Axis,
     Entry,
@@ -24,8 +37,13 @@ from recipes.policy import Verdict, check_recipe, drafter_verified_by
 from recipes.scrub import DRAFTER_PATH
 
 
+def _spread(spread) -> Spread:
+    return Spread(min=spread.minimum, max=spread.maximum, relative=spread.relative)
+
+
 def spread_json(spread) -> dict:
-    return {"min": spread.minimum, "max": spread.maximum, "relative": spread.relative}
+    """A spread as the recipe API's reproductions show it (the crowns' shape)."""
+    return _spread(spread).as_json()
 
 
 @dataclass
@@ -61,8 +79,18 @@ def champion_facts(pks) -> dict[str, _ChampionFacts]:
     }
 
 
-def crown_summary(reign: Reign, axis: Axis, facts: _ChampionFacts, reproduction) -> dict:
-    """The crown as `/api/v1/champions` shows it (the history is added at read time)."""
+def crown_record(
+    reign: Reign,
+    axis: Axis,
+    facts: _ChampionFacts,
+    reproduction,
+    verdicts: dict[str, Verdict],
+    offer: Reign | None | Literal[False],
+) -> CrownRecord:
+    """The crown as `/api/v1/champions` shows it (the class, axis and history are added at read
+    time): its figure, holder, recipe, reproductions and whether the recipe is one-click and why
+    not; for a model's throughput crown (`offer` not False) also which benchmark pods are
+    offered."""
     holder = reign.holder
     if reproduction is None:  # no recipe id: nothing can reproduce it
         pods, ids, spread = 1, [holder.benchmark], None
@@ -71,26 +99,42 @@ def crown_summary(reign: Reign, axis: Axis, facts: _ChampionFacts, reproduction)
         pods, ids = reproduction.pods, list(reproduction.benchmarks)
         spread = reproduction.spreads.get(axis)
         described = reproduction.describe(axis)
-    return {
-        "value": reign.measure.value,
-        "unit": axis.unit,
-        "cohort": reign.measure.cohort or None,
-        "tpot_ms": reign.measure.secondary if axis is Axis.LATENCY else None,
-        "model": holder.model,
-        "benchmark_id": holder.benchmark,
-        "composite": holder.composite,
-        "since": api_datetime(reign.since),
-        "recipe_id": holder.recipe or None,
-        "recipe": facts.benchmark.recipe.public_json() if facts.benchmark.recipe else None,
+    verdict = verdicts.get(holder.benchmark)
+    one_click = bool(verdict and verdict.one_click)
+    pods_offered = MISSING  # only a model's throughput crown says what pods are handed
+    if offer is not False:
+        pods_offered = (
+            PodsOffered(
+                benchmark_id=offer.holder.benchmark,
+                recipe_id=offer.holder.recipe,
+                value=offer.measure.value,
+            )
+            if offer is not None
+            else None
+        )
+    return CrownRecord(
+        value=reign.measure.value,
+        unit=axis.unit,
+        cohort=reign.measure.cohort or None,
+        tpot_ms=reign.measure.secondary if axis is Axis.LATENCY else None,
+        model=holder.model,
+        benchmark_id=holder.benchmark,
+        composite=holder.composite,
+        since=reign.since,
+        recipe_id=holder.recipe or None,
+        recipe=facts.benchmark.recipe.public_json() if facts.benchmark.recipe else None,
         # docs/cohorts.md §Rooflines: how much of its bandwidth bound the holder's single stream uses.
-        "roofline_pct": (facts.benchmark.roofline or {}).get("single_stream_pct"),
-        "reproductions": {
-            "pods": pods,
-            "benchmark_ids": ids,
-            "spread": spread_json(spread) if spread else None,
-            "summary": described,
-        },
-    }
+        roofline_pct=(facts.benchmark.roofline or {}).get("single_stream_pct"),
+        reproductions=Reproductions(
+            pods=pods,
+            benchmark_ids=ids,
+            spread=_spread(spread) if spread else None,
+            summary=described,
+        ),
+        one_click=one_click,
+        one_click_reasons=[] if one_click else _not_one_click(verdict),
+        pods_offered=pods_offered,
+    )
 
 
 def offer_verdicts(
@@ -146,72 +190,53 @@ def pods_offer(
     return replayed[-1] if replayed else None
 
 
-def _not_one_click(verdict: Verdict | None) -> list[dict]:
+def _not_one_click(verdict: Verdict | None) -> list[NotOneClick]:
     if verdict is None:
-        return [{"code": "no_recipe", "flag": None, "message": "no recipe the board can check"}]
-    return [reason.as_json() for reason in verdict.reasons]
+        return [NotOneClick(code="no_recipe", flag=None, message="no recipe the board can check")]
+    return [NotOneClick(**reason.as_json()) for reason in verdict.reasons]
 
 
-def one_click_summary(reign: Reign, verdicts: dict[str, Verdict], offer) -> dict:
-    """What the champion API says of the holder's recipe: one-click or not and why; for a
-    model's throughput crown (`offer` not False) also which benchmark pods are offered."""
-    verdict = verdicts.get(reign.holder.benchmark)
-    found = {
-        "one_click": bool(verdict and verdict.one_click),
-        "one_click_reasons": [] if verdict and verdict.one_click else _not_one_click(verdict),
-    }
-    if offer is not False:
-        found["pods_offered"] = (
-            {
-                "benchmark_id": offer.holder.benchmark,
-                "recipe_id": offer.holder.recipe,
-                "value": offer.measure.value,
-            }
-            if offer is not None
-            else None
-        )
-    return found
-
-
-def pods_offer_note(offer: Reign, crown: Reign, verdicts: dict[str, Verdict]) -> dict:
-    """Fields the pods' entry adds to the protocol's (the pod ignores them): whose recipe it is
-    and, when it is not the crown holder's, why the holder is not offered."""
-    if offer.holder.benchmark == crown.holder.benchmark:
-        return {"benchmark_id": offer.holder.benchmark, "crown_holder": None}
-    return {
-        "benchmark_id": offer.holder.benchmark,
-        "crown_holder": {
-            "benchmark_id": crown.holder.benchmark,
-            "peak_agg_tps": crown.measure.value,
-            "not_offered_because": _not_one_click(verdicts.get(crown.holder.benchmark)),
-        },
-    }
-
-
-def pod_recipe(reign: Reign, hardware_class: HardwareClass, facts: _ChampionFacts) -> dict:
-    """One entry of the pods' champion list, field for field as docs/champions.md lists them."""
+def pod_entry(
+    offer: Reign,
+    crown: Reign,
+    hardware_class: HardwareClass,
+    facts: _ChampionFacts,
+    verdicts: dict[str, Verdict],
+) -> PodChampionRecipe:
+    """One entry of the pods' champion list, field for field as docs/champions.md lists them:
+    the recipe of `offer`, the model's throughput crown `crown` held by it or by a benchmark
+    whose recipe is not one-click (`crown_holder` says which and why)."""
     benchmark, recipe, perf_run = facts.benchmark, facts.benchmark.recipe, facts.perf_run
     drafter = recipe.drafter
-    return {
-        "hardware": benchmark.hardware_label,
-        "hw_bucket": hardware_class.name,
-        "model": benchmark.model.hf_repo or benchmark.model.display_name,
-        "canonical": benchmark.model.canonical_id,
-        "hf_repo": benchmark.model.hf_repo or None,
-        "hf_revision": (perf_run.hf_revision if perf_run else "") or None,
-        "engine": recipe.engine,
-        "image": offered_image(recipe.image or None)[0],
-        "serve_flags": list(recipe.flags),
-        "spec_decode": drafter["method"] if drafter else None,
-        "drafter": (drafter | {"uses_drafter": _uses_drafter(recipe)}) if drafter else None,
-        "peak_agg_tps": reign.measure.value,
-        "peak_agg_cell": facts.peak_cell,
-        "quality": benchmark.composite,
-        "quality_run": benchmark.text_run_id or None,
-        "trust_tier": benchmark.trust,
-        "run": benchmark.perf_run_id or None,
-        "started_at": int(perf_run.committed_at.timestamp()) if perf_run else None,
-    }
+    crown_holder = None
+    if offer.holder.benchmark != crown.holder.benchmark:
+        crown_holder = CrownHolder(
+            benchmark_id=crown.holder.benchmark,
+            peak_agg_tps=crown.measure.value,
+            not_offered_because=_not_one_click(verdicts.get(crown.holder.benchmark)),
+        )
+    return PodChampionRecipe(
+        hardware=benchmark.hardware_label,
+        hw_bucket=hardware_class.name,
+        model=benchmark.model.hf_repo or benchmark.model.display_name,
+        canonical=benchmark.model.canonical_id,
+        hf_repo=benchmark.model.hf_repo or None,
+        hf_revision=(perf_run.hf_revision if perf_run else "") or None,
+        engine=recipe.engine,
+        image=offered_image(recipe.image or None)[0],
+        serve_flags=list(recipe.flags),
+        spec_decode=drafter["method"] if drafter else None,
+        drafter=PodDrafter(**drafter, uses_drafter=_uses_drafter(recipe)) if drafter else None,
+        peak_agg_tps=offer.measure.value,
+        peak_agg_cell=PeakCell(**facts.peak_cell) if facts.peak_cell else None,
+        quality=benchmark.composite,
+        quality_run=benchmark.text_run_id or None,
+        trust_tier=benchmark.trust,
+        run=benchmark.perf_run_id or None,
+        started_at=int(perf_run.committed_at.timestamp()) if perf_run else None,
+        benchmark_id=offer.holder.benchmark,
+        crown_holder=crown_holder,
+    )
 
 
 def _uses_drafter(recipe: Recipe) -> bool:
@@ -223,11 +248,3 @@ def _uses_drafter(recipe: Recipe) -> bool:
     except ValueError:
         return False
     return isinstance(config, dict) and config.get("model") == DRAFTER_PATH
-
-
-def api_datetime(moment: datetime | None) -> str | None:
-    """ISO 8601 with a Z, as the rest of the read API writes datetimes."""
-    if moment is None:
-        return None
-    text = moment.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text

@@ -54,15 +54,14 @@ def _renderer() -> MarkdownIt:
     return renderer
 
 
-@lru_cache(maxsize=32)
-def _render(path: str, mtime: float) -> str:
-    text = Path(path).read_text(encoding="utf-8")
-    return _renderer().render(text)
-
-
 def render_markdown(text: str) -> SafeString:
     # Safe to mark: the renderer escapes every raw HTML tag and attribute it meets.
     return mark_safe(_renderer().render(text))  # noqa: S308
+
+
+@lru_cache(maxsize=32)
+def _render(path: str, mtime: float) -> SafeString:
+    return render_markdown(Path(path).read_text(encoding="utf-8"))
 
 
 def sections() -> list[Section]:
@@ -71,7 +70,7 @@ def sections() -> list[Section]:
     for slug, title in DOCS:
         path = docs_dir / f"{slug}.md"
         try:
-            html = mark_safe(_render(str(path), path.stat().st_mtime))  # noqa: S308
+            html = _render(str(path), path.stat().st_mtime)
         except FileNotFoundError:
             html = None
         result.append(Section(slug, title, html))

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from recipes.argv import max_num_seqs_from
-
 CATEGORIES = ("math", "instruction", "reasoning", "coding", "prose")
 OVERALL = "overall"
 
@@ -149,12 +147,6 @@ def parse_direct_id(case_id: str) -> tuple[str, int] | None:
     if (category not in CATEGORIES and category != OVERALL) or conc <= 0:
         return None
     return category, conc
-
-
-def max_num_seqs_from_flags(flags: Iterable[str] | str | None) -> int | None:
-    """The recipe's concurrency cap (`--max-num-seqs`, or SGLang's and llama.cpp's spelling),
-    read by the one argv reader (docs/recipes.md, "Reading flags"); None when absent."""
-    return max_num_seqs_from(flags)
 
 
 def summarise_perf(results: list[dict], max_num_seqs: int | None = None) -> PerfSummary:

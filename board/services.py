@@ -8,9 +8,6 @@ from board.benchmarks import (
     clear_board,
     hardware_class_fields,
 )
-from board.crowns import (
-    api_datetime,
-)
 from board.moderation_writes import (
     clear_secret_hold,
     flag_benchmark,
@@ -35,7 +32,6 @@ from board.recording import (
 
 __all__ = [
     "BundleRuleError",
-    "api_datetime",
     "bump_generation",
     "check_bundle",
     "clear_board",

@@ -33,6 +33,7 @@ logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "config.jsonlog.JsonFormatter"}},
+    "filters": {"quiet_probes": {"()": "config.jsonlog.QuietProbes"}},
     "handlers": {
         "stdout": {
             "class": "logging.StreamHandler",
@@ -43,6 +44,12 @@ logconfig_dict = {
     "root": {"handlers": ["stdout"], "level": "INFO"},
     "loggers": {
         "gunicorn.error": {"handlers": ["stdout"], "level": "INFO", "propagate": False},
-        "gunicorn.access": {"handlers": ["stdout"], "level": "INFO", "propagate": False},
+        # Probes answered 200 are not logged (config.jsonlog.QuietProbes).
+        "gunicorn.access": {
+            "handlers": ["stdout"],
+            "level": "INFO",
+            "propagate": False,
+            "filters": ["quiet_probes"],
+        },
     },
 }

@@ -10,6 +10,19 @@ import logging
 from datetime import UTC, datetime
 
 ACCESS_FIELDS = {"h": "remote", "r": "request", "s": "status", "b": "bytes", "M": "ms"}
+PROBES = ("/healthz", "/readyz")
+
+
+class QuietProbes(logging.Filter):
+    """Gunicorn's access log without the probes answered 200: Caddy asks every replica's
+    `/healthz` every 2 s (deploy/Caddyfile), which would be a line every 2 s per replica. A probe
+    answered otherwise (a draining replica's 503) is still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        atoms = record.args
+        if not isinstance(atoms, dict):
+            return True
+        return not (atoms.get("U") in PROBES and str(atoms.get("s")) == "200")
 
 
 class JsonFormatter(logging.Formatter):

@@ -4,12 +4,14 @@ start, restart and stop their processes (docs/operations.md §make prod).
 `supervise()` writes supervisord's configuration under the data folder and replaces the calling
 process with supervisord. `events()` is `make prod`'s event listener `prod`: it prints the
 parts' output and supervisord's events as JSON lines, each tagged with its `part`, and says
-`ready`. Only the standard library and supervisor: no Django settings.
+`ready`. `run_with()` starts a part with its own environment. Only the standard library and
+supervisor: no Django settings.
 """
 
 import functools
 import json
 import os
+import re
 import shlex
 import signal
 import sys
@@ -73,9 +75,14 @@ def supervise(programs: dict[str, dict], data_dir: Path, *, listener: bool) -> N
     which prints it. supervisord restarts a part that dies (`autorestart`), gives up
     on one that exits within `startsecs` of every start (`startretries`), and on Ctrl-C, SIGINT
     or SIGTERM stops each part's whole process group and waits (`stopwaitsecs`, then SIGKILL).
-    Shared by `make prod` and `make run` (docs/operations.md §make prod)."""
+    Shared by `make prod` and `make run` (docs/operations.md §make prod).
+
+    A part's `environment` does not go into supervisord's `environment=`, whose parser cannot
+    hold every value (supervisor 4.3: no escaped quote, quotes stripped from a value's ends, a
+    `;` or `#` after a space read as a comment): it is written as JSON beside the configuration
+    and `run_with()` sets it before it becomes the part's command. A value supervisord would
+    cut at a comment mark (a command's argument, a path) is refused with ValueError."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    quote = str.maketrans({"%": "%%"})  # supervisord expands %(name)s in its values
     lines = [
         "[supervisord]",
         "nodaemon=true",
@@ -88,9 +95,12 @@ def supervise(programs: dict[str, dict], data_dir: Path, *, listener: bool) -> N
     for priority, (name, settings) in enumerate(programs.items(), start=1):
         settings = dict(settings)
         kind = "eventlistener" if settings.pop("eventlistener", False) else "program"
+        command = settings.pop("command")
         environment = settings.pop("environment", {})
+        if environment:
+            command = [*_run_with(data_dir / f"{name}.environment.json", environment), *command]
         base = {
-            "command": shlex.join(settings.pop("command")),
+            "command": shlex.join(command),
             "directory": str(ROOT),
             "priority": priority * 10,
             "autorestart": "true",
@@ -105,16 +115,41 @@ def supervise(programs: dict[str, dict], data_dir: Path, *, listener: bool) -> N
             "stderr_logfile": "NONE",
             "stderr_logfile_maxbytes": 0,
         }
-        if environment:
-            base["environment"] = ",".join(f'{key}="{value}"' for key, value in environment.items())
         lines.append(f"[{kind}:{name}]")
         for key, value in (base | settings).items():
             if value is not None:
-                lines.append(f"{key}={str(value).translate(quote)}")
+                lines.append(f"{key}={config_value(key, value)}")
     config = data_dir / "supervisord.conf"
     config.write_text("\n".join(lines) + "\n")
     sys.stdout.flush()
     os.execv(sys.executable, [sys.executable, "-m", "supervisor.supervisord", "-c", str(config)])
+
+
+# Where supervisord's configuration parser ends a value: a newline, or `;` or `#` after a space.
+_CUT = re.compile(r"\n|\s[;#]")
+
+
+def config_value(key: str, value) -> str:
+    """`value` as supervisord reads it back: `%` doubled (it expands `%(name)s`); ValueError for
+    a value it would cut short."""
+    text = str(value)
+    if _CUT.search(text):
+        raise ValueError(f"supervisord would cut {key}={text!r} at a comment mark or a newline")
+    return text.replace("%", "%%")
+
+
+def _run_with(path: Path, environment: dict[str, str]) -> list[str]:
+    """The command prefix that starts a part with `environment` added to supervisord's."""
+    path.touch(mode=0o600)  # beside supervisord.conf; may hold what the part's settings hold
+    path.write_text(json.dumps({str(key): str(value) for key, value in environment.items()}))
+    return [sys.executable, "-m", "config.supervision", "run-with", str(path), "--"]
+
+
+def run_with(path: str, command: list[str]) -> None:
+    """Replace this process by `command` with the environment in the JSON file `path` added:
+    the part keeps the pid supervisord started, so its signals reach the part itself."""
+    os.environ.update(json.loads(Path(path).read_text()))
+    os.execvp(command[0], command)
 
 
 # --- the `prod` event listener ----------------------------------------------------------------
@@ -186,4 +221,7 @@ def announce_ready(url: str, say) -> None:
 
 
 if __name__ == "__main__":
-    events(sys.argv[2], sys.argv[3:])  # python -m config.supervision events URL PART…
+    if sys.argv[1] == "run-with":  # python -m config.supervision run-with FILE -- COMMAND…
+        run_with(sys.argv[2], sys.argv[4:])
+    else:
+        events(sys.argv[2], sys.argv[3:])  # python -m config.supervision events URL PART…

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from recipes.argv import Arg, read_argv
+from recipes.argv import Arg, read_argv, write_argv
 from recipes.secret_scan import is_credential_name, looks_like_token
 
 # Options naming the operator's machine or the served model: dropped with their value.
@@ -134,7 +134,7 @@ def scrub_flags(flags) -> list[str]:
             if value is None:
                 continue
         scrubbed.append(Arg(arg.name, value, arg.inline))
-    return [token for arg in scrubbed for token in arg.tokens()]
+    return write_argv(scrubbed)
 
 
 def _public_flag_value(name: str, value: str) -> str | None:

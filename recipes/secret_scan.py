@@ -105,13 +105,6 @@ REMEMBERED_NAME_CHARS = 128
 _remembered_credential_name = lru_cache(maxsize=4096)(_credential_name)
 
 
-def find_secrets(value, pointer: str = "", *, operator: bool = True) -> list[str]:
-    """JSON pointers of every secret-looking string (or key) under `value`."""
-    found: list[str] = []
-    _scan(value, pointer, operator, found)
-    return sorted(found)[:MAX_POINTERS]
-
-
 def find_bundle_secrets(
     bundle: dict, rows: Iterable[dict] | None = None, *, model_output_clean: bool = False
 ) -> list[str]:

@@ -23,7 +23,6 @@ DEFAULTS = {
     "AEON_MAX_CHECKPOINT_BYTES_PER_KEY_DAY": 2 * 1024 * 1024 * 1024,
 }
 KEY_WINDOW = timedelta(hours=24)
-KEY_RETRY_AFTER = 3600
 
 
 def cap(name: str) -> int:
@@ -31,44 +30,44 @@ def cap(name: str) -> int:
 
 
 class CapReached(Exception):
-    """`per_key`: the key's 24-hour quota (a retry later can pass), else the session's cap."""
+    """The session's checkpoint cap: no retry can pass it (the final still commits)."""
 
-    def __init__(self, note: str, *, per_key: bool):
+    def __init__(self, note: str):
         super().__init__(note)
-        self.note, self.per_key = note, per_key
+        self.note = note
 
 
 def check_checkpoint(session: RunSession, size: int) -> None:
     """Raise CapReached when storing one more checkpoint of `size` bytes would pass a cap of the
-    session or of its key. Two aggregate reads over the session's and the key's checkpoint
-    bundles (indexed by session)."""
+    session, QuotaReached when it would pass its key's 24-hour quota (with the seconds until the
+    oldest counted checkpoint leaves the window, as for the finals' quota). Two aggregate reads
+    over the session's and the key's checkpoint bundles (indexed by session)."""
     held = SessionBundle.objects.filter(session_id=session.pk, final=False).aggregate(
         n=Count("pk"), bytes=Sum("raw__size")
     )
     count, stored = held["n"], held["bytes"] or 0
     if count + 1 > cap("AEON_MAX_CHECKPOINTS_PER_SESSION"):
         raise CapReached(
-            f"this run holds {count} checkpoints, its cap; send the final (it still commits)",
-            per_key=False,
+            f"this run holds {count} checkpoints, its cap; send the final (it still commits)"
         )
     if stored + size > cap("AEON_MAX_CHECKPOINT_BYTES_PER_SESSION"):
         raise CapReached(
             f"this run's checkpoints hold {stored} bytes; {size} more would pass its cap of "
-            f"{cap('AEON_MAX_CHECKPOINT_BYTES_PER_SESSION')}; send the final (it still commits)",
-            per_key=False,
+            f"{cap('AEON_MAX_CHECKPOINT_BYTES_PER_SESSION')}; send the final (it still commits)"
         )
+    now = timezone.now()
     day = SessionBundle.objects.filter(
         session__key_id=session.key_id,
         final=False,
-        received_at__gte=timezone.now() - KEY_WINDOW,
-    ).aggregate(n=Count("pk"), bytes=Sum("raw__size"))
+        received_at__gte=now - KEY_WINDOW,
+    ).aggregate(n=Count("pk"), bytes=Sum("raw__size"), oldest=Min("received_at"))
     count, stored = day["n"], day["bytes"] or 0
     if count + 1 > cap("AEON_MAX_CHECKPOINTS_PER_KEY_DAY") or stored + size > cap(
         "AEON_MAX_CHECKPOINT_BYTES_PER_KEY_DAY"
     ):
-        raise CapReached(
+        raise QuotaReached(
             f"this key stored {count} checkpoints ({stored} bytes) within 24 h, its quota",
-            per_key=True,
+            _until_out_of_window(day["oldest"], now),
         )
 
 
@@ -97,11 +96,15 @@ def check_upload_quota(key_id: int) -> None:
         settings.AEON_MAX_FINAL_BYTES_PER_KEY_DAY,
     )
     if count >= finals or stored >= final_bytes:
-        # A quota of 0 counts nothing: a whole window then.
-        oldest = day["oldest"] or now
-        wait = max(1, math.ceil((oldest + KEY_WINDOW - now).total_seconds()))
         raise QuotaReached(
             f"this key committed {count} finals ({stored} bytes) within 24 h; its daily quota is "
             f"{finals} finals or {final_bytes} bytes",
-            wait,
+            _until_out_of_window(day["oldest"], now),
         )
+
+
+def _until_out_of_window(oldest, now) -> int:
+    """Seconds until the oldest upload counted leaves the 24-hour window (at least 1); a quota
+    of 0 counts nothing: a whole window then."""
+    oldest = oldest or now
+    return max(1, math.ceil((oldest + KEY_WINDOW - now).total_seconds()))

@@ -10,6 +10,7 @@ import json
 import math
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Model
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -107,6 +108,21 @@ class ResultRow(BaseModel):
     @classmethod
     def creativity_in_range(cls, value):
         return _finite_or_none(value, "creativity", 0.0, 3.0)
+
+
+def check_row_keys(declared, columns) -> None:
+    """The keys a result row declares are the columns they land in, in order; any other key of
+    the row lands in `extras` (board/result_rows.py). Raises ImproperlyConfigured when not."""
+    if tuple(declared) != tuple(columns):
+        raise ImproperlyConfigured(
+            f"ResultRow declares {tuple(declared)} but board.models.Result.ROW_FIELDS is "
+            f"{tuple(columns)}: they are one list (docs/protocol.md §Result rows)"
+        )
+
+
+# One list of a row's keys, checked as the schema loads: the schema that bounds them and the
+# rows that store them cannot disagree.
+check_row_keys(ResultRow.model_fields, Result.ROW_FIELDS)
 
 
 class Artifact(BaseModel):

@@ -3,7 +3,6 @@ engines read them, and everything that needs a flag asks it."""
 
 import json
 
-from board.perf import max_num_seqs_from_flags
 from recipes.argv import (
     DOCKER_BOOLEAN_OPTIONS,
     REMEMBERED_ARGV_CHARS,
@@ -99,9 +98,9 @@ def test_the_concurrency_cap_of_vllm_sglang_and_llama_cpp():
     assert max_num_seqs_from(["-np", "4"]) == 4
     assert max_num_seqs_from(["--max-num-seqs", "0"]) is None
     assert max_num_seqs_from(["--max-num-seqs", "9" * 5000]) is None
-    # board/perf.py reads it through the same reader
-    assert max_num_seqs_from_flags(["--max-num-seqs 24", "--kv-cache-dtype auto"]) == 24
-    assert max_num_seqs_from_flags("--enforce-eager --max-num-seqs=12") == 12
+    # a pod's custom_flags entry, and a command line
+    assert max_num_seqs_from(["--max-num-seqs 24", "--kv-cache-dtype auto"]) == 24
+    assert max_num_seqs_from("--enforce-eager --max-num-seqs=12") == 12
 
 
 VLLM_DOCKER = [

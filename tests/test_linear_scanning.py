@@ -19,7 +19,7 @@ from recipes.scrub import (
     public_name,
     scrub_flags,
 )
-from recipes.secret_scan import find_bundle_secrets, find_secrets, json_may_hold_token
+from recipes.secret_scan import find_bundle_secrets, json_may_hold_token
 
 MB = 1024 * 1024
 ROUNDS = 3  # the least of a few rounds: what the scan costs, not what the machine did meanwhile
@@ -84,7 +84,7 @@ SECRET_INPUTS = {
 
 @pytest.mark.parametrize("make", SECRET_INPUTS.values(), ids=SECRET_INPUTS.keys())
 def test_the_secret_scan_of_operator_text_is_linear(make):
-    assert_linear(lambda text: find_secrets({"recipe": {"note": text}}), make)
+    assert_linear(lambda text: find_bundle_secrets({"recipe": {"note": text}}), make)
 
 
 @pytest.mark.parametrize("make", SECRET_INPUTS.values(), ids=SECRET_INPUTS.keys())
@@ -109,14 +109,14 @@ def test_a_key_after_a_placeholder_run_is_still_found():
     # Skipping what a placeholder match read never skips a key that begins after it.
     key = "sk-" + "Ab3dEf9hIj" * 3
     for text in ("sk-" * 1000 + " " + key, "sk-" * 1000 + key, "xxxx sk-sk-sk- " + key):
-        assert find_secrets({"recipe": {"note": text}}) == ["/recipe/note"]
+        assert find_bundle_secrets({"recipe": {"note": text}}) == ["/recipe/note"]
         assert json_may_hold_token(json.dumps({"note": text}).encode())
-    assert find_secrets({"recipe": {"note": "sk-" * 100_000}}) == []
+    assert find_bundle_secrets({"recipe": {"note": "sk-" * 100_000}}) == []
     assert not json_may_hold_token(json.dumps({"note": "sk-" * 100_000}).encode())
     # The credential assignment is found after a long run of plain assignments.
     text = "a=" * 10_000 + " HF_TOKEN=abcdefgh12"
-    assert find_secrets({"recipe": {"note": text}}) == ["/recipe/note"]
-    assert find_secrets({"recipe": {"note": "token" * 10_000 + "!="}}) == []
+    assert find_bundle_secrets({"recipe": {"note": text}}) == ["/recipe/note"]
+    assert find_bundle_secrets({"recipe": {"note": "token" * 10_000 + "!="}}) == []
 
 
 # --- the argv reader ------------------------------------------------------------------------------

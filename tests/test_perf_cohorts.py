@@ -7,10 +7,10 @@ import pytest
 from board.perf import (
     CohortMark,
     PerfRowError,
-    max_num_seqs_from_flags,
     parse_direct_id,
     summarise_perf,
 )
+from recipes.argv import max_num_seqs_from
 
 GEMMA_FLAGS = [
     "--max-model-len",
@@ -309,17 +309,17 @@ def test_a_rung_above_max_num_seqs_is_labelled_but_still_counts():
 
 
 def test_a_rung_at_max_num_seqs_is_not_labelled():
-    summary = summarise_perf(gemma_run(), max_num_seqs=max_num_seqs_from_flags(GEMMA_FLAGS))
+    summary = summarise_perf(gemma_run(), max_num_seqs=max_num_seqs_from(GEMMA_FLAGS))
     assert all(c.labels == () for c in summary.cohorts)
 
 
 def test_max_num_seqs_is_read_from_either_flag_spelling():
-    assert max_num_seqs_from_flags(GEMMA_FLAGS) == 64
-    assert max_num_seqs_from_flags(["--max-num-seqs=24", "--enable-prefix-caching"]) == 24
-    assert max_num_seqs_from_flags(["--max-num-seqs 24", "--kv-cache-dtype auto"]) == 24
-    assert max_num_seqs_from_flags(["--max-model-len", "65536"]) is None
-    assert max_num_seqs_from_flags(["--max-num-seqs", "many"]) is None
-    assert max_num_seqs_from_flags(None) is None
+    assert max_num_seqs_from(GEMMA_FLAGS) == 64
+    assert max_num_seqs_from(["--max-num-seqs=24", "--enable-prefix-caching"]) == 24
+    assert max_num_seqs_from(["--max-num-seqs 24", "--kv-cache-dtype auto"]) == 24
+    assert max_num_seqs_from(["--max-model-len", "65536"]) is None
+    assert max_num_seqs_from(["--max-num-seqs", "many"]) is None
+    assert max_num_seqs_from(None) is None
 
 
 # Derived figures of the published run

@@ -244,8 +244,14 @@ def test_the_stack_takes_a_comprehensive_benchmark_and_crowns_it(stack):
         assert isinstance(json.loads(line), dict), line
     # supervisord writes no log of its own beside these (the parts' output is printed)
     assert {p.name for p in stack.data_dir.glob("*.log")} <= {"supervisord.log", "caddy.log"}
-    access = [e for e in lines if e.get("logger") == "gunicorn.access"]
+    # Probes answered 200 (Caddy's every 2 s, `ready`'s) leave no access line; others do.
+    assert read_api(stack.url, "/api/v1/hardware-classes").status == 200
+    while not (access := [e for e in stack.lines() if e.get("logger") == "gunicorn.access"]):
+        assert time.monotonic() < deadline, "no access line"
+        time.sleep(0.5)
     assert {"remote", "request", "status", "ms"} <= set(access[-1])
+    probes = [e for e in access if e["request"].split()[1] in ("/healthz", "/readyz")]
+    assert [e for e in probes if e["status"] == 200] == []
 
     put_on_hub(stack.hub, GEMMA)
     pod = PodClient(stack.url, timeout=120)

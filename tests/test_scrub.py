@@ -16,7 +16,7 @@ from recipes.scrub import (
     scrub_flags,
     scrub_recipe,
 )
-from recipes.secret_scan import find_secrets
+from recipes.secret_scan import find_bundle_secrets
 
 EXAMPLE = json.loads(
     (Path(__file__).resolve().parent / "fixtures" / "examples" / "text-final.json").read_text()
@@ -189,10 +189,10 @@ def test_secret_detection_reports_where_and_never_what():
         "flags": ["--api-key", "sk-abcdefghijklmnopqrstuvwxyz"],
         "image_digest": "repo@sha256:" + "a" * 64,
     }
-    pointers = find_secrets(recipe, "/recipe")
+    pointers = find_bundle_secrets({"recipe": recipe})
     assert pointers == ["/recipe/flags/1"]
     assert not any("sk-" in pointer for pointer in pointers)
-    assert find_secrets(EXAMPLE["recipe"], "/recipe") == []
+    assert find_bundle_secrets({"recipe": EXAMPLE["recipe"]}) == []
 
 
 @pytest.mark.django_db

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from recipes.secret_scan import (
     find_bundle_secrets,
-    find_secrets,
     is_credential_name,
     json_may_hold_token,
     looks_like_token,
@@ -75,12 +74,13 @@ def test_a_token_used_as_a_key_is_reported_without_the_key():
 
 
 def test_credential_keys_and_flags_count_in_operator_text_only():
-    assert find_secrets({"hf_token": "abcdefgh12"}, "/environment") == ["/environment/hf_token"]
-    assert find_secrets({"tokenizer": "google/gemma-4-26B-A4B-it"}, "/recipe") == []
-    assert find_secrets({"max_tokens": "100000000"}, "/recipe") == []
-    assert find_secrets(["--api-key", "abc12345"], "/flags") == ["/flags/1"]
-    assert find_secrets("serve --api-key=abc12345", "/x") == ["/x"]
-    assert find_secrets({"hf_token": "abcdefgh12"}, "/results", operator=False) == []
+    scan = find_bundle_secrets
+    assert scan({"environment": {"hf_token": "abcdefgh12"}}) == ["/environment/hf_token"]
+    assert scan({"recipe": {"tokenizer": "google/gemma-4-26B-A4B-it"}}) == []
+    assert scan({"recipe": {"max_tokens": "100000000"}}) == []
+    assert scan({"flags": ["--api-key", "abc12345"]}) == ["/flags/1"]
+    assert scan({"x": "serve --api-key=abc12345"}) == ["/x"]
+    assert scan({"results": [{"hf_token": "abcdefgh12"}]}) == []  # model output
 
 
 def test_base64_images_in_artifacts_and_long_outputs_do_not_withhold_a_run():

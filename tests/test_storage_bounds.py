@@ -60,14 +60,27 @@ def test_a_session_past_its_checkpoint_bytes_is_refused(pod, settings):
 
 
 def test_a_key_past_its_daily_checkpoint_quota_waits(pod, settings):
+    """docs/protocol.md §Quotas per key: refused as the finals' quota is, 429 QUOTA_EXCEEDED
+    with the seconds until the oldest counted checkpoint leaves the 24-hour window."""
     settings.AEON_MAX_CHECKPOINTS_PER_KEY_DAY = 3
     first = pod.open_run(MODEL, TEXT_SUITE, "text")
     second = pod.open_run(MODEL, TEXT_SUITE, "text")
     for session, count in ((first, 1), (first, 2), (second, 1)):
         assert pod.submit(session, small_content(count), final=False).status == 200
     refused = pod.submit(second, small_content(2), final=False)
-    assert (refused.status, refused.body["reason"]) == (429, Reason.RATE_LIMITED)
-    assert int(refused.headers["Retry-After"]) > 0
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert (
+        refused.body["error"] == Reason.QUOTA_EXCEEDED and "3 checkpoints" in refused.body["note"]
+    )
+    assert 86_000 < int(refused.headers["Retry-After"]) <= 86_400
+    # Stored 23 h ago, the oldest leaves the window in an hour.
+    oldest = SessionBundle.objects.filter(final=False).order_by("received_at").first()
+    SessionBundle.objects.filter(pk=oldest.pk).update(
+        received_at=timezone.now() - timedelta(hours=23)
+    )
+    again = pod.submit(second, small_content(2), final=False)
+    assert (again.status, again.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert 3_500 < int(again.headers["Retry-After"]) <= 3_600
     assert pod.submit(second, small_content(3)).status == 200  # the final is never capped
 
 
@@ -78,7 +91,8 @@ def test_a_key_past_its_daily_checkpoint_bytes_waits(pod, settings):
     settings.AEON_MAX_CHECKPOINT_BYTES_PER_KEY_DAY = held + 100
     other = pod.open_run(MODEL, TEXT_SUITE, "text")
     refused = pod.submit(other, small_content(2), final=False)
-    assert (refused.status, refused.body["reason"]) == (429, Reason.RATE_LIMITED)
+    assert (refused.status, refused.body["reason"]) == (429, Reason.QUOTA_EXCEEDED)
+    assert 86_000 < int(refused.headers["Retry-After"]) <= 86_400
     assert "within 24 h" in refused.body["note"]
     # A day later the quota is free again.
     SessionBundle.objects.update(received_at=timezone.now() - timedelta(hours=25))

@@ -331,6 +331,7 @@ class Run(models.Model):
 
 class Result(models.Model):
     # The row keys of docs/protocol.md §Result rows kept as columns; any other key lands in `extras`.
+    # The pods' row schema declares the same keys (submissions.schemas.check_row_keys, on load).
     ROW_FIELDS = (
         "case_id",
         "category",

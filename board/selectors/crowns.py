@@ -5,11 +5,11 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from board.champion_shapes import ChampionList, Crown, CrownHardwareClass, PodChampionList, Reign
 from board.champions import Axis
 from board.hardware import Family, normalise_label, query_device_count
 from board.models import Benchmark, BenchModel, Champion, ChampionReign, HardwareClass
 from board.selectors.catalog import board_order
-from board.services import api_datetime
 
 
 def _folded(text: str) -> str:
@@ -40,7 +40,9 @@ def _model_matches(query: str, champion: Champion) -> bool:
     return wanted in (model.canonical_id.lower(), model.hf_repo.lower())
 
 
-def pod_champion_recipes(*, hardware: str | None = None, model: str | None = None) -> dict:
+def pod_champion_recipes(
+    *, hardware: str | None = None, model: str | None = None
+) -> PodChampionList:
     """The pods' champion list (docs/champions.md): per hardware class and model the throughput
     champion's recipe, grouped by hardware label, best throughput first. One query."""
     champions = list(
@@ -65,12 +67,12 @@ def pod_champion_recipes(*, hardware: str | None = None, model: str | None = Non
         (champion.pod_recipe for champion in champions),
         key=lambda e: (e["hardware"].lower(), -e["peak_agg_tps"], e["canonical"]),
     )
-    return {"hardwares": hardwares, "champions": entries}
+    return PodChampionList(hardwares=hardwares, champions=entries)
 
 
 def champion_crowns(
     *, hardware: str | None = None, axis: str | None = None, model: str | None = None
-) -> list[dict]:
+) -> ChampionList:
     """`/api/v1/champions`: per class (board order) and axis, the crown with its recipe,
     reproductions and history. Class-wide crowns, or with `model` that model's crowns. Two
     queries, however many benchmarks the board holds."""
@@ -101,7 +103,7 @@ def champion_crowns(
             axes.index(c.axis),
         )
     )
-    histories: dict[tuple, list[dict]] = {}
+    histories: dict[tuple, list[Reign]] = {}
     if crowns:
         reigns = (
             ChampionReign.objects.filter(
@@ -116,27 +118,31 @@ def champion_crowns(
         )
         for reign in reigns:
             histories.setdefault((reign.hardware_class_id, reign.model_id, reign.axis), []).append(
-                {
-                    "benchmark_id": reign.benchmark.public_id,
-                    "model": reign.benchmark.model.canonical_id,
-                    "value": reign.value,
-                    "cohort": reign.cohort or None,
-                    "tpot_ms": reign.secondary if reign.axis == Axis.LATENCY else None,
-                    "since": api_datetime(reign.since),
-                    "until": api_datetime(reign.until),
-                    "dethroned_by": reign.dethroned_by.public_id if reign.dethroned_by else None,
-                }
+                Reign(
+                    benchmark_id=reign.benchmark.public_id,
+                    model=reign.benchmark.model.canonical_id,
+                    value=reign.value,
+                    cohort=reign.cohort or None,
+                    tpot_ms=reign.secondary if reign.axis == Axis.LATENCY else None,
+                    since=reign.since,
+                    until=reign.until,
+                    dethroned_by=reign.dethroned_by.public_id if reign.dethroned_by else None,
+                )
             )
-    return [
-        {
-            "hardware_class": {"slug": c.hardware_class.slug, "name": c.hardware_class.name},
-            "axis": c.axis,
-            "crown": "model" if c.model_id else "class",
-            **c.summary,
-            "history": histories.get((c.hardware_class_id, c.model_id, c.axis), []),
-        }
-        for c in crowns
-    ]
+    return ChampionList(
+        champions=[
+            Crown(
+                hardware_class=CrownHardwareClass(
+                    slug=c.hardware_class.slug, name=c.hardware_class.name
+                ),
+                axis=c.axis,
+                crown="model" if c.model_id else "class",
+                **c.summary,
+                history=histories.get((c.hardware_class_id, c.model_id, c.axis), []),
+            )
+            for c in crowns
+        ]
+    )
 
 
 def crown_history(hardware_class: HardwareClass, *, model_id: int | None = None):
@@ -168,7 +174,7 @@ class CrownCard:
     empty state when nobody holds it (`crown` None)."""
 
     axis: Axis
-    crown: dict | None  # Champion.summary: value, unit, cohort, model, recipe_id, reproductions
+    crown: dict | None  # Champion.summary: a CrownRecord's JSON (board/champion_shapes.py)
 
     @property
     def title(self) -> str:

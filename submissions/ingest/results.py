@@ -87,17 +87,15 @@ def submit_results(
 
 def _check_checkpoint_caps(session: RunSession, size: int, context: dict) -> None:
     """The session's and the key's checkpoint caps (submissions/limits.py): past the session's,
-    413 (the final still commits); past the key's 24-hour quota, 429 with Retry-After."""
+    413 (the final still commits); past the key's 24-hour quota, 429 QUOTA_EXCEEDED with
+    Retry-After, as the finals' quota answers (docs/protocol.md §Quotas per key)."""
     try:
         limits.check_checkpoint(session, size)
+    except limits.QuotaReached as reached:
+        raise Refusal(
+            Reason.QUOTA_EXCEEDED, reached.note, retry_after=reached.retry_after, **context
+        ) from None
     except limits.CapReached as reached:
-        if reached.per_key:
-            raise Refusal(
-                Reason.RATE_LIMITED,
-                reached.note,
-                retry_after=limits.KEY_RETRY_AFTER,
-                **context,
-            ) from None
         raise Refusal(Reason.SIZE_EXCEEDED, reached.note, **context) from None
 
 
