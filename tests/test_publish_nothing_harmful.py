@@ -210,9 +210,7 @@ def load_the_demo(make_pod) -> None:
             assert answer.status == 200, (job.model.key, suite_id, answer.body)
 
 
-def test_no_public_answer_or_page_shows_a_host_path_a_token_or_a_job_signature(
-    make_pod, board_url
-):
+def test_no_public_answer_or_page_shows_a_host_path_a_token_or_a_job_signature(make_pod, board_url):
     load_the_demo(make_pod)
     sent = [
         bundle for job in DEMO_JOBS for *_, bundle in job_bundles(job.model, started=job.started)
