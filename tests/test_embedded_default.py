@@ -5,6 +5,10 @@ Every test here starts the board as its own process tree, exactly as `make run` 
 then `manage.py run_demo` or `make run` itself), with its own data folder, a SQLite database in
 it and a free port, so these tests run on SQLite in CI too. Pods talk to it over HTTP with the
 real signing client, sending each request once (no retries): every answer is counted.
+
+The demo load that waits out a 503 and the stops of `make run` are in tests/test_embedded_stops.py:
+`.ci/run` runs the two files after the rest, side by side on two workers (docs/README.md §The test
+suite).
 """
 
 import collections
@@ -372,28 +376,6 @@ def hold_write_lock(database: Path) -> sqlite3.Connection:
     return connection
 
 
-def test_a_503_during_the_demo_load_is_waited_out_and_the_load_completes(tmp_path):
-    # A one-second busy timeout: a lock held longer is answered 503 UNAVAILABLE.
-    board = start_board(tmp_path / "board", AEON_SQLITE_BUSY_TIMEOUT_SECONDS="1")
-    try:
-        board.wait_for("Loading demo data", timeout=300)
-        lock = hold_write_lock(board.data_dir / "aeon.sqlite3")
-        board.wait_for("503 UNAVAILABLE", timeout=60)
-        time.sleep(4)  # more refused attempts while the lock stays
-        assert board.get("/api/v1/benchmarks") == 200  # readers are not blocked meanwhile
-        lock.execute("ROLLBACK")
-        lock.close()
-        assert board.wait_for(LOADED, STOPPED) == LOADED, board.output[-3000:]
-        assert board.process.poll() is None
-        assert board.get("/healthz") == 200
-        with urllib.request.urlopen(f"{board.url}/api/v1/benchmarks", timeout=30) as answer:
-            assert json.load(answer)["count"] == len(DEMO_JOBS)
-        status, left = board.stop(signal.SIGTERM)
-        assert (status, left) == (0, set())
-    finally:
-        board.kill_all()
-
-
 def test_a_demo_load_that_still_fails_is_reported_and_the_board_keeps_serving(tmp_path):
     board = start_board(tmp_path / "board", AEON_SQLITE_BUSY_TIMEOUT_SECONDS="1")
     try:
@@ -410,28 +392,6 @@ def test_a_demo_load_that_still_fails_is_reported_and_the_board_keeps_serving(tm
         assert pod.enroll().status == 200  # and it takes pods again once the lock is gone
         status, left = board.stop(signal.SIGINT)
         assert (status, left) == (0, set())
-    finally:
-        board.kill_all()
-
-
-# --- `make run` itself: Ctrl-C and SIGTERM stop every process it started --------------------
-
-
-@pytest.mark.parametrize("group", [True, False], ids=["ctrl-c-to-the-group", "sigterm-to-make"])
-def test_stopping_make_run_leaves_no_process_behind(tmp_path, group):
-    board = start_board(tmp_path / "board", make=True)
-    try:
-        board.wait_for("AEON Board is up", timeout=300)
-        # make run made the development board key under the data folder, and said so.
-        assert "board key created" in board.output
-        assert (board.data_dir / "board-key.pem").exists()
-        assert board.get("/.well-known/aeon-bench.json") == 200
-        started = board.started_processes()
-        assert any("runserver" in line for line in started.values()), started
-        # A terminal's Ctrl-C sends SIGINT to the whole foreground group; a supervisor sends
-        # SIGTERM to make alone.
-        _, left = board.stop(signal.SIGINT if group else signal.SIGTERM, group=group)
-        assert left == set(), {pid: started[pid] for pid in left}
     finally:
         board.kill_all()
 
