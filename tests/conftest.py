@@ -51,6 +51,7 @@ LONGEST_FIRST = (
     "test_publish_nothing_harmful.py",
     "test_prod_stack.py",
     "test_pages_browser.py",
+    "test_faults_under_load.py",
     "test_read_models.py",
 )
 
