@@ -330,11 +330,11 @@ class Command(BaseCommand):
             "floor": floor,
             "ratio": board / floor,
             "ratio_goal": RATIO_GOAL[size_name],
-            "worker_cpu": statistics.median(cpu_s),
+            "worker_cpu": statistics.mean(cpu_s),
             "growth": max(growth),
             "growth_ratio": max(growth) / size,
             "growth_goal": GROWTH_GOAL[size_name],
-            "cpu_ratio": statistics.median(cpu_s) / floor,
+            "cpu_ratio": statistics.mean(cpu_s) / floor,
             "rss": memory_kib(worker)["VmRSS"] * 1024,
             "n": times,
             "pod_all": board_s,
@@ -388,7 +388,7 @@ class Command(BaseCommand):
             "pod: the final's time on the pod's side (request sent to answer read); board: "
             "gunicorn's own time of it (access log, ms); floor: measured in this process on the "
             "same bytes; ratio: pod over floor; all medians of the timed rounds; cpu: the web "
-            "workers' CPU time per upload (median; over the floor, a ratio that holds on a busy "
+            "workers' CPU time per upload (mean; over the floor, a ratio that holds on a busy "
             "machine); RSS growth: the largest peak growth of a web worker over its resident "
             "size before the upload"
         )
