@@ -17,6 +17,9 @@ started on flags of its own (one worker), a broker with no worker, one key for e
 each small final after its cumulative checkpoints. What that left out, and what it made of the
 figures, is in docs/protocol.md §Ingest cost.
 
+`--back-to-back` sends each final without waiting for the board to come to rest (the previous
+final's recompute and weight check overlap it on the worker).
+
 `--url` measures a board already serving instead (checkpoints and finals of demo jobs, medians).
 """
 
@@ -120,6 +123,12 @@ class Command(BaseCommand):
             help="the deployed board's Redis answer cache (default: the broker's next database)",
         )
         parser.add_argument(
+            "--back-to-back",
+            action="store_true",
+            help="send each final without waiting for the board to come to rest (the previous "
+            "final's recompute and weight check may still run on the worker)",
+        )
+        parser.add_argument(
             "--inside",
             action="store_true",
             help="the bench before issue 21: gunicorn on its own flags, no Celery worker, one "
@@ -128,6 +137,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, url, jobs, small, large, broker, cache, inside, output, **options):
         self.run_ids: set[str] = set()
+        self.at_rest = not options["back_to_back"]
         if url:
             return self._against(url, jobs)
         if connection.vendor != "postgresql":
@@ -150,6 +160,8 @@ class Command(BaseCommand):
             if broker:
                 self._forget_queued_checks(broker)
         server = SERVER_INSIDE if inside else SERVER_DEPLOYED
+        if not inside and not self.at_rest:
+            server += ", finals back to back"
         self._table(rows, broker, server)
         self._write(rows, broker, server, output)
 
@@ -177,7 +189,8 @@ class Command(BaseCommand):
         rounds, floors = [], []
         for index in range(times + 1):  # the first round warms the workers up, uncounted
             text = self._text_bundle(index, size_name == "large")
-            wait_at_rest(board, queues)
+            if self.at_rest:
+                wait_at_rest(board, queues)
             timed = time_pod_final(board, text, DEMO_MODELS[0].hf_repo, TEXT_SUITE_ID)
             self.run_ids.add(timed["run_id"])
             body, public_key = timed.pop("body"), timed["public_key"]
