@@ -133,8 +133,9 @@ def locked_classes(class_ids):
     PostgreSQL), not FOR UPDATE: a commit that inserts a benchmark of the class takes the row's
     KEY SHARE lock for its foreign key, which FOR UPDATE blocks, so a final sent while the
     previous final's recompute ran waited for it: 155-161 ms against 38.5-38.9 ms at rest;
-    with FOR NO KEY UPDATE, 47.9 ms (`make bench` alternating `--back-to-back` with the default,
-    this 2-core machine at load average 1; tests/test_recompute_lock.py)."""
+    with FOR NO KEY UPDATE, 39.5-47.9 ms against 36.0-38.9 ms (medians of 25 small finals a
+    run, `make bench` alternating `--back-to-back` with the default, this 2-core machine at
+    load average 1; tests/test_recompute_lock.py)."""
     return (
         HardwareClass.objects.select_for_update(no_key=True).filter(pk__in=class_ids).order_by("pk")
     )
