@@ -50,7 +50,8 @@ test: setup $(NODE_STAMP)
 	$(PY) -m playwright --version >/dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Ingest against its byte floor: starts gunicorn on a free port against DATABASE_URL (PostgreSQL)
+# Ingest against its byte floor as a pod meets the board: starts it as `make prod` does (gunicorn
+# with config/gunicorn.conf.py, a Celery worker) on a free port against DATABASE_URL (PostgreSQL)
 # with a Redis broker (CELERY_BROKER_URL, default redis://127.0.0.1:6379/0) and prints the table.
 # BENCH_URL=http://… times demo jobs against a board already serving instead.
 bench: setup

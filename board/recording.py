@@ -5,6 +5,8 @@ benchmark (docs/trust-and-ranking.md, docs/cohorts.md)."""
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db.models import Q
+
 from board.benchmarks import (
     BenchmarkIdentity,
     benchmark_public_id,
@@ -395,12 +397,16 @@ def _benchmark_for(
     hardware_class = hardware_class_for(prepared.spec)
     # The recipe's row, created on first sight (docs/recipes.md).
     recipe = recipe_of(prepared.recipe, seen_at=run.committed_at)
-    run.flagged = ModerationFlag.objects.filter(
-        target=FlagTarget.RUN, target_id=run.run_id
-    ).exists()
-    flagged = ModerationFlag.objects.filter(
-        target=FlagTarget.BENCHMARK, target_id=benchmark_public_id(run.key_fingerprint, group)
-    ).exists()
+    # A moderator's flags on the run and on the benchmark's first public id, in one query.
+    public_id = benchmark_public_id(run.key_fingerprint, group)
+    flags = set(
+        ModerationFlag.objects.filter(
+            Q(target=FlagTarget.RUN, target_id=run.run_id)
+            | Q(target=FlagTarget.BENCHMARK, target_id=public_id)
+        ).values_list("target", "target_id")
+    )
+    run.flagged = (FlagTarget.RUN, run.run_id) in flags
+    flagged = (FlagTarget.BENCHMARK, public_id) in flags
     benchmark, created = new_benchmark(
         run, group, bench_model, hardware_class, recipe, identity, flagged
     )

@@ -1,15 +1,24 @@
-"""Measure ingest against its byte floor, the way production serves it.
+"""Measure ingest against its byte floor as a pod meets the board (issue 21, "Budgets the
+redesign keeps"; docs/protocol.md §Ingest cost).
 
-By default the command starts what it measures: gunicorn (one worker, four threads, the deployed
-worker class: gunicorn's gthread)
-on a free port against DATABASE_URL (connections kept 60 s, as deploy/compose.yaml keeps them), with a Redis broker so the weight check leaves the request
-as in production (the broker only queues: no worker runs, and the queued checks are removed
-afterwards). It then uploads, through the signing pod client, a 174-case text final (0.2 MiB,
-after its cumulative checkpoints) and a ~64 MiB text final (arena artifacts), and prints for each
-the board's time, the floor measured here on the same bytes (parse + canonical re-serialisation
-+ sha256 + signature verify), their ratio against its goal, the worker's CPU time for the
-upload and its peak memory growth against the body, and writes the same as JSON under
-var/bench/ (docs/protocol.md, "Ingest cost").
+By default the command starts the board as it is deployed (`benchtools.deployed`: `make prod`'s
+environment and set-up, gunicorn with config/gunicorn.conf.py, a Celery worker consuming the
+Redis broker) against DATABASE_URL, and times finals as pods send them
+(`benchtools.pod_final`): in each round a fresh key enrolls, opens a session and sends one
+prepared, signed final on its kept-alive connection, the board at rest. It uploads a 174-case
+text final (0.14 MiB) and a ~64 MiB text final (arena artifacts) and prints for each the pod's
+time (client side) and the board's (gunicorn's access log), the floor measured here on the same
+bytes (parse + canonical re-serialisation + sha256 + signature verify), the pod's time over the
+floor against its goal, the web workers' CPU time for the upload and their peak memory growth
+against the body, and writes the same as JSON under var/bench/.
+
+`--inside` measures the way this bench did before issue 21's budgets, for comparison: gunicorn
+started on flags of its own (one worker), a broker with no worker, one key for every round,
+each small final after its cumulative checkpoints. What that left out, and what it made of the
+figures, is in docs/protocol.md §Ingest cost.
+
+`--back-to-back` sends each final without waiting for the board to come to rest (the previous
+final's recompute and weight check overlap it on the worker).
 
 `--url` measures a board already serving instead (checkpoints and finals of demo jobs, medians).
 """
@@ -32,7 +41,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
+from benchtools import deployed
+from benchtools.pod_final import summary, time_pod_final, wait_at_rest
 from benchtools.procfs import children_of, cpu_seconds, free_port, memory_kib, reset_peak
+from config import prodstack
 from demo.bundles import (
     DEMO_MODELS,
     PERF_SUITE_ID,
@@ -43,13 +55,18 @@ from demo.bundles import (
 from demo.podclient import PodClient, RunSession
 from evidence.signing import verify_signature
 
-WORKER_CLASS = "gthread"  # as config/gunicorn.conf.py
+WORKER_CLASS = "gthread"  # --inside: as config/gunicorn.conf.py
+SERVER_INSIDE = f"gunicorn 1 worker x 4 threads ({WORKER_CLASS}), no Celery worker"
+SERVER_DEPLOYED = "gunicorn -c config/gunicorn.conf.py, a Celery worker (make prod's commands)"
+# The weight check's Hub: a port that refuses at once unless AEON_HF_ENDPOINT names one (the
+# bench's finals name demo models no Hub holds; each check is deferred and retried later).
+NO_HUB = "http://127.0.0.1:9"
 
 ROOT = Path(settings.BASE_DIR)
 BODY_BYTES = 64 * 1024 * 1024  # the protocol's cap on a bundle's artifacts, as a body
-# Goals on the shared development machine (issue 6, "Ingest near the byte floor"): the board's
-# time over the floor's, and the worker's peak memory growth over the body size.
-RATIO_GOAL = {"small": 5.0, "large": 2.0}
+# Budgets (issue 21, "Budgets the redesign keeps"): the pod's time over the floor's, and the web
+# worker's peak memory growth over the body size.
+RATIO_GOAL = {"small": 10.0, "large": 2.5}
 GROWTH_GOAL = {"small": None, "large": 4.0}  # set for the 64 MiB upload only
 HTML_LINE = '<div class="cell" data-i="{i}">Score: "{i}" &amp; more\\tcells</div>\n'
 
@@ -98,41 +115,110 @@ class Command(BaseCommand):
         parser.add_argument(
             "--broker",
             default=os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/0",
-            help="Redis broker of the board under test ('' for eager Celery)",
+            help="Redis broker of the board under test ('' for eager Celery with --inside)",
+        )
+        parser.add_argument(
+            "--cache",
+            default=os.environ.get("CACHE_URL"),
+            help="the deployed board's Redis answer cache (default: the broker's next database)",
+        )
+        parser.add_argument(
+            "--back-to-back",
+            action="store_true",
+            help="send each final without waiting for the board to come to rest (the previous "
+            "final's recompute and weight check may still run on the worker)",
+        )
+        parser.add_argument(
+            "--inside",
+            action="store_true",
+            help="the bench before issue 21: gunicorn on its own flags, no Celery worker, one "
+            "key, checkpoints before each small final",
         )
 
-    def handle(self, *args, url, jobs, small, large, broker, output, **options):
+    def handle(self, *args, url, jobs, small, large, broker, cache, inside, output, **options):
         self.run_ids: set[str] = set()
+        self.at_rest = not options["back_to_back"]
         if url:
             return self._against(url, jobs)
         if connection.vendor != "postgresql":
             self.stderr.write(f"note: measuring on {connection.vendor}, not PostgreSQL")
         self._check_database()
-        call_command("migrate", verbosity=0)
         broker = broker if broker and self._broker_answers(broker) else ""
+        if not inside and not broker:
+            raise CommandError("a pod meets a board with a Redis broker: --broker must answer")
+        sizes = [("0.2 MiB text final (174 cases)", small, "small")]
+        sizes.append(("64 MiB text final (artifacts)", large, "large"))
+        sizes = [size for size in sizes if size[1] > 0]  # `--large 0`: the small final alone
         data_dir = Path(tempfile.mkdtemp(prefix="aeon-bench-"))
+        try:
+            if inside:
+                rows = self._inside(sizes, broker, data_dir)
+            else:
+                rows = self._as_a_pod(sizes, broker, cache, data_dir)
+        finally:
+            shutil.rmtree(data_dir, ignore_errors=True)
+            if broker:
+                self._forget_queued_checks(broker)
+        server = SERVER_INSIDE if inside else SERVER_DEPLOYED
+        if not inside and not self.at_rest:
+            server += ", finals back to back"
+        self._table(rows, broker, server)
+        self._write(rows, broker, server, output)
+
+    def _as_a_pod(self, sizes: list, broker: str, cache: str | None, data_dir: Path) -> list:
+        import redis
+
+        env = deployed.environment(
+            database_url=self._database_url(),
+            broker=broker,
+            cache=cache or prodstack.cache_beside(broker),
+            data_dir=data_dir,
+        )
+        env["AEON_HF_ENDPOINT"] = os.environ.get("AEON_HF_ENDPOINT", NO_HUB)
+        board = deployed.start(env)
+        queues = redis.Redis.from_url(broker)
+        try:
+            return [
+                self._measure_as_a_pod(board, queues, label, times, name)
+                for label, times, name in sizes
+            ]
+        finally:
+            board.stop()
+
+    def _measure_as_a_pod(self, board, queues, label: str, times: int, size_name: str) -> dict:
+        rounds, floors = [], []
+        for index in range(times + 1):  # the first round warms the workers up, uncounted
+            text = self._text_bundle(index, size_name == "large")
+            if self.at_rest:
+                wait_at_rest(board, queues)
+            timed = time_pod_final(board, text, DEMO_MODELS[0].hf_repo, TEXT_SUITE_ID)
+            self.run_ids.add(timed["run_id"])
+            body, public_key = timed.pop("body"), timed["public_key"]
+            if index:
+                rounds.append(timed)
+                floors.append(floor_seconds(body, public_key))
+            del body, text
+        return {
+            "label": label,
+            "size_name": size_name,
+            **summary(rounds, floors),
+            "ratio_goal": RATIO_GOAL[size_name],
+            "growth_goal": GROWTH_GOAL[size_name],
+            "n": times,
+        }
+
+    def _inside(self, sizes: list, broker: str, data_dir: Path) -> list:
+        call_command("migrate", verbosity=0)
         port = free_port()
         server = self._start_gunicorn(port, broker, data_dir)
         base = f"http://127.0.0.1:{port}"
         try:
             self._wait_ready(base, server)
             [worker] = children_of(server.pid)
-            sizes = [("0.2 MiB text final (174 cases)", small, "small")]
-            sizes.append(("64 MiB text final (artifacts)", large, "large"))
-            # A size asked 0 times is not measured (`--large 0`: the small final alone).
-            rows = [
-                self._measure(base, worker, label, times, name)
-                for label, times, name in sizes
-                if times > 0
-            ]
+            return [self._measure(base, worker, label, times, name) for label, times, name in sizes]
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=60)
-            shutil.rmtree(data_dir, ignore_errors=True)
-            if broker:
-                self._forget_queued_checks(broker)
-        self._table(rows, broker)
-        self._write(rows, broker, output)
 
     # --- the board under test -------------------------------------------------------------
 
@@ -198,14 +284,23 @@ class Command(BaseCommand):
                 time.sleep(0.25)
         raise CommandError("gunicorn did not answer within a minute")
 
+    @staticmethod
+    def _database_url() -> str:
+        url = os.environ.get("DATABASE_URL", "")
+        if not url.startswith(("postgres://", "postgresql://")):
+            raise CommandError("the deployed board runs on PostgreSQL: set DATABASE_URL")
+        return url
+
     def _forget_queued_checks(self, broker: str) -> None:
-        """Remove the weight checks this run queued (no worker ran to take them)."""
+        """Remove the work this run's finals left queued (no worker ran to take it, or a weight
+        check waits for its retry): the broker is the board's, not the bench's."""
         import redis
 
         client = redis.Redis.from_url(broker)
-        for message in client.lrange("celery", 0, -1):
-            if any(run_id.encode() in message for run_id in self.run_ids):
-                client.lrem("celery", 1, message)
+        for queue in ("celery", "weights"):
+            for message in client.lrange(queue, 0, -1):
+                if any(run_id.encode() in message for run_id in self.run_ids):
+                    client.lrem(queue, 1, message)
 
     # --- measuring ------------------------------------------------------------------------
 
@@ -243,18 +338,19 @@ class Command(BaseCommand):
             "label": label,
             "size_name": size_name,
             "size": size,
-            "board": board,
+            "pod": board,  # timed on the client's side, as the pod's time is
+            "board": None,
             "floor": floor,
             "ratio": board / floor,
             "ratio_goal": RATIO_GOAL[size_name],
-            "worker_cpu": statistics.median(cpu_s),
+            "worker_cpu": statistics.mean(cpu_s),
             "growth": max(growth),
             "growth_ratio": max(growth) / size,
             "growth_goal": GROWTH_GOAL[size_name],
-            "cpu_ratio": statistics.median(cpu_s) / floor,
+            "cpu_ratio": statistics.mean(cpu_s) / floor,
             "rss": memory_kib(worker)["VmRSS"] * 1024,
             "n": times,
-            "board_all": board_s,
+            "pod_all": board_s,
             "floor_all": floor_s,
         }
 
@@ -281,38 +377,40 @@ class Command(BaseCommand):
         if answer.status != 200:
             raise CommandError(f"refused: {answer.status} {answer.body}")
 
-    def _table(self, rows: list[dict], broker: str) -> None:
+    def _table(self, rows: list[dict], broker: str, server: str) -> None:
         mib = 1024 * 1024
         self.stdout.write(
-            f"PostgreSQL: {connection.vendor == 'postgresql'}; gunicorn 1 worker x 4 threads "
-            f"({WORKER_CLASS}); "
+            f"PostgreSQL: {connection.vendor == 'postgresql'}; {server}; "
             f"Celery: {'Redis broker ' + broker if broker else 'eager (no Redis)'}"
         )
         self.stdout.write(
-            f"{'upload':<32} {'body':>8} {'board':>9} {'floor':>9} {'ratio':>6} {'goal':>6} "
-            f"{'cpu':>8} {'cpu/floor':>9} {'RSS growth':>18} {'goal':>6}"
+            f"{'upload':<32} {'body':>8} {'pod':>9} {'board':>9} {'floor':>9} {'ratio':>6} "
+            f"{'goal':>6} {'cpu':>8} {'cpu/floor':>9} {'RSS growth':>18} {'goal':>6}"
         )
         for row in rows:
+            board = "-" if row["board"] is None else f"{row['board'] * 1000:.1f}ms"
             self.stdout.write(
-                f"{row['label']:<32} {row['size'] / mib:6.2f}Mi {row['board'] * 1000:7.1f}ms "
-                f"{row['floor'] * 1000:7.1f}ms {row['ratio']:5.1f}x "
+                f"{row['label']:<32} {row['size'] / mib:6.2f}Mi {row['pod'] * 1000:7.1f}ms "
+                f"{board:>9} {row['floor'] * 1000:7.1f}ms {row['ratio']:5.1f}x "
                 f"{_mark(row['ratio'], row['ratio_goal'])} {row['worker_cpu'] * 1000:6.0f}ms "
                 f"{row['cpu_ratio']:8.1f}x "
                 f"{row['growth'] / mib:6.0f}Mi ({row['growth_ratio']:.1f}x body) "
                 f"{_mark(row['growth_ratio'], row['growth_goal'])}"
             )
         self.stdout.write(
-            "board and floor: medians of the timed rounds, the floor measured in this process "
-            "on the same bytes; cpu: the worker's CPU time per upload (median; over the floor, a "
-            "ratio that holds on a busy machine); RSS growth: the "
-            "largest peak growth of the worker over its resident size before the upload"
+            "pod: the final's time on the pod's side (request sent to answer read); board: "
+            "gunicorn's own time of it (access log, ms); floor: measured in this process on the "
+            "same bytes; ratio: pod over floor; all medians of the timed rounds; cpu: the web "
+            "workers' CPU time per upload (mean; over the floor, a ratio that holds on a busy "
+            "machine); RSS growth: the largest peak growth of a web worker over its resident "
+            "size before the upload"
         )
 
-    def _write(self, rows: list[dict], broker: str, output: str | None) -> None:
+    def _write(self, rows: list[dict], broker: str, server: str, output: str | None) -> None:
         report = {
             "measured_at": int(time.time()),
             "database": connection.vendor,
-            "server": f"gunicorn 1 worker x 4 threads ({WORKER_CLASS})",
+            "server": server,
             "broker": broker or None,
             "load_average": os.getloadavg(),
             "uploads": rows,
