@@ -1,6 +1,5 @@
-"""The evidence row (`store_evidence_row`, submissions/ingest/evidence.py): on PostgreSQL its
-bytes go as a binary parameter, elsewhere through the ORM; either way every byte comes back as
-sent, a body in the blob store has no content, and the first row of a digest stays."""
+"""The evidence row (`store_evidence_row`, submissions/ingest/evidence.py): every byte comes
+back as sent, a body in the blob store has no content, and the first row of a digest stays."""
 
 import hashlib
 

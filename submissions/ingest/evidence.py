@@ -8,10 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import psycopg
 from django.conf import settings
-from django.db import connection
-from django.utils import timezone
 
 from evidence.blobstore import READY_PROBE, BlobStoreUnavailable, blob_store
 from submissions.jsonbody import ReceivedBody
@@ -23,31 +20,10 @@ from submissions.models import (
 def store_evidence_row(digest: str, size: int, content: bytes | None = None) -> None:
     """The index row of a body (`content`: a small body's bytes, kept in the row; else the body
     is in the blob store already). Idempotent by content: a row already there (inline or not) is
-    left as it is.
-
-    On PostgreSQL the bytes travel as a binary parameter of the same INSERT the ORM makes. The
-    ORM's cursor binds parameters on the client, so a body went as a hex literal twice its size
-    that the server then parsed: for the 148 KiB body of the bench's 0.2 MiB final, 2.8-3.7 ms
-    and 0.84-0.98 ms of the worker's CPU per row, against 0.84-0.88 ms and 0.20 ms bound as
-    binary (medians of 30 rows, three rounds alternating, this 2-core machine under the other
-    engineers' load). Elsewhere (SQLite) the ORM writes it."""
-    row = RawBundle(sha256=digest, size=size, content=content, stored_at=timezone.now())
-    if connection.vendor != "postgresql":
-        RawBundle.objects.bulk_create([row], ignore_conflicts=True)
-        return
-    fields = [RawBundle._meta.get_field(name) for name in ("sha256", "size", "stored_at")]
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    content_column = connection.ops.quote_name(RawBundle._meta.get_field("content").column)
-    table = connection.ops.quote_name(RawBundle._meta.db_table)
-    # psycopg's server-side binding for this one statement (%b: bytes in binary), on Django's
-    # connection and under its error wrapper (a failure is a django.db error, answered 503).
-    with connection.cursor(), connection.wrap_database_errors:
-        with psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(
-                f"INSERT INTO {table} ({columns}, {content_column}) "
-                "VALUES (%s, %s, %s, %b) ON CONFLICT DO NOTHING",
-                [row.sha256, row.size, row.stored_at, content],
-            )
+    left as it is."""
+    RawBundle.objects.bulk_create(
+        [RawBundle(sha256=digest, size=size, content=content)], ignore_conflicts=True
+    )
 
 
 _writers: tuple[int, ThreadPoolExecutor] | None = None
