@@ -3,12 +3,7 @@
 loads its extensions lazily and not thread-safely). A fresh interpreter, since the extensions
 stay loaded once one request has generated the schema."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import fresh_interpreter
 
 CONCURRENT_FIRST_REQUESTS = """
 import sys, threading
@@ -31,14 +26,4 @@ print(sorted(statuses))
 
 
 def test_eight_first_requests_at_once_are_all_answered():
-    env = os.environ | {"DJANGO_SETTINGS_MODULE": "config.development", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", CONCURRENT_FIRST_REQUESTS, "8"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == str([200] * 8), done.stderr[-3000:]
+    assert fresh_interpreter(CONCURRENT_FIRST_REQUESTS, "8") == str([200] * 8)

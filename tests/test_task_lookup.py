@@ -2,12 +2,7 @@
 once (board/read_models.py `_recompute_task`): each case runs in an interpreter of its own, in
 which no task module has been imported yet."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import fresh_interpreter
 
 FRESH_PROCESS = """
 import os, sys, threading
@@ -39,23 +34,9 @@ else:
 """
 
 
-def run_fresh(*args: str) -> str:
-    env = os.environ | {"DJANGO_SETTINGS_MODULE": "config.development", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", FRESH_PROCESS, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.strip()
-
-
 def test_the_task_is_found_while_another_thread_is_inside_celerys_autodiscovery():
-    assert run_fresh("inside") == "board.tasks.recompute_read_models"
+    assert fresh_interpreter(FRESH_PROCESS, "inside") == "board.tasks.recompute_read_models"
 
 
 def test_thirty_two_first_commits_at_once_all_find_the_task():
-    assert run_fresh("threads", "32") == "[]"
+    assert fresh_interpreter(FRESH_PROCESS, "threads", "32") == "[]"
