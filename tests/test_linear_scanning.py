@@ -1,6 +1,6 @@
 """Every regular expression that reads pod input runs in linear time (issue 20, "Linear-time
-text scanning"): adversarial input of 1 MB and of 2 MB, and the time at 2N no more than about
-2.5 times the time at N (a quadratic scan takes 4 times as long; never a wall-clock limit).
+text scanning"): adversarial input of 1 MB and of 2 MB, and the time at 2N no more than 3 times
+the time at N (a quadratic scan takes 4 times as long; never a wall-clock limit).
 
 Each family is read where the board reads it: the secret scan (decoded strings and JSON text),
 the argv reader, the scrubbing of public surfaces, and hardware-label normalisation."""
@@ -23,7 +23,10 @@ from recipes.secret_scan import find_bundle_secrets, json_may_hold_token
 
 MB = 1024 * 1024
 ROUNDS = 3  # the least of a few rounds: what the scan costs, not what the machine did meanwhile
-RATIO = 2.5
+# Linear is 2; a quadratic scan is 4. Not 2.5: a scan the CPU makes in microseconds (a `"/" in
+# text` that rules a text out) reads 2 MB out of cache less well than 1 MB, and CI measured
+# 2.56-2.65 for one, three times running, beside the other test worker.
+RATIO = 3.0
 
 
 def _timed(call, text) -> float:
