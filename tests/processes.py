@@ -18,9 +18,18 @@ __all__ = [
     "fresh_interpreter",
     "memory_kib",
     "reset_peak",
+    "spawn",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def spawn(command: list[str], env: dict) -> subprocess.Popen:
+    """A server or worker a test starts from the project's folder, its output (stderr with it)
+    read as text from `stdout`."""
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def fresh_interpreter(script: str, *args: str) -> str:

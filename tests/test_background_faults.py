@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.db import OperationalError, connection
@@ -25,6 +24,7 @@ from board.models import Run
 from demo.bundles import DEMO_MODELS, demo_model
 from demo.podclient import PodClient
 from tests.boardjobs import core_job, put_on_hub, submit_job
+from tests.processes import spawn
 from tests.test_celery_worker import (  # noqa: F401 (fixture)
     REDIS_URL,
     deployed_board,
@@ -33,7 +33,6 @@ from tests.test_celery_worker import (  # noqa: F401 (fixture)
     upload_text_and_perf,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 GEMMA = demo_model("gemma-4-26b-a4b-dflash-spark")
 MANIFEST_TABLE = RunManifest._meta.db_table
 
@@ -189,7 +188,7 @@ def start_worker(*args: str, env: dict | None = None) -> subprocess.Popen:
         "CELERY_BROKER_URL": REDIS_URL,
         **(env or {}),
     }
-    return subprocess.Popen(
+    return spawn(
         [
             sys.executable,
             "-m",
@@ -203,11 +202,7 @@ def start_worker(*args: str, env: dict | None = None) -> subprocess.Popen:
             "--without-mingle",
             *args,
         ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        env,
     )
 
 

@@ -15,7 +15,7 @@ from django.db import connection
 from board.models import Run
 from demo.bundles import DEMO_MODELS, job_bundles, weights_for
 from demo.podclient import PodClient
-from tests.processes import free_port
+from tests.processes import free_port, spawn
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -61,7 +61,7 @@ def deployed_board(postgres, hub, tmp_path):
     }
     port = free_port()
     processes = [
-        subprocess.Popen(
+        spawn(
             [
                 sys.executable,
                 "-m",
@@ -75,19 +75,11 @@ def deployed_board(postgres, hub, tmp_path):
                 "--without-gossip",
                 "--without-mingle",
             ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+            env,
         ),
-        subprocess.Popen(
+        spawn(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+            env,
         ),
     ]
     url = f"http://127.0.0.1:{port}"
@@ -214,14 +206,10 @@ def test_a_rebuild_queues_the_weight_checks_it_leaves_pending_for_the_worker(
     assert {m["headers"]["task"] for m in queued} == {"submissions.tasks.verify_weights"}
     assert {m["headers"]["argsrepr"] for m in queued} == {repr((run_id,)) for run_id in run_ids}
 
-    worker = subprocess.Popen(
+    worker = spawn(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
         + ["--without-heartbeat", "--without-gossip", "--without-mingle"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        env,
     )
     try:
         benchmark = wait_for_verdict(pod, benchmark_id)

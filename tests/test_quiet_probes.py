@@ -5,16 +5,12 @@ request (docs/operations.md §Logs)."""
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-from tests.processes import free_port
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import free_port, spawn
 
 
 def status_of(url: str) -> int:
@@ -42,13 +38,9 @@ def test_probes_answered_200_leave_no_access_line(tmp_path):
         "AEON_DRAIN_FILE": str(drain),
         "DEBUG": "0",
     }
-    server = subprocess.Popen(
+    server = spawn(
         [sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.conf.py", "config.wsgi"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        env,
     )
     url = f"http://127.0.0.1:{port}"
     try:

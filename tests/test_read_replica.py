@@ -25,13 +25,12 @@ from demo.podclient import PodClient
 from submissions.models import DeviceKey
 from tests.conftest import missing_service
 from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, job_sig, small_content
-from tests.processes import free_port
+from tests.processes import free_port, spawn
 from tests.replica_cluster import ClusterUnavailable, ReplicaCluster
 from tests.test_celery_worker import redis_answers
 
 pytestmark = [LIVE_DB, pytest.mark.postgres]
 
-ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 REPLICA_PORT = int(os.environ.get("AEON_TEST_REPLICA_PORT", "18350"))
 RUNS = Run._meta.db_table
@@ -91,13 +90,9 @@ def replica_board(replica):
 
         redis.Redis.from_url(REDIS_URL).flushdb()
         env["CACHE_URL"] = REDIS_URL
-    server = subprocess.Popen(
+    server = spawn(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        env,
     )
     url = f"http://127.0.0.1:{port}"
     try:

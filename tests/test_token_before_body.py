@@ -14,7 +14,6 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -23,9 +22,8 @@ from django.db import connection
 from demo.podclient import USER_AGENT, PodClient
 from submissions.models import IngestLogEntry
 from tests.podchannel import LIVE_DB, MODEL, TEXT_SUITE, results_path
-from tests.processes import children_of, free_port, memory_kib, reset_peak
+from tests.processes import children_of, free_port, memory_kib, reset_peak, spawn
 
-ROOT = Path(__file__).resolve().parent.parent
 BODY_SIZE = 128 * 1024 * 1024  # the results route's cap: declared, never refused for size
 CHUNK = b"x" * (1024 * 1024)
 UPLOADS = 16
@@ -94,14 +92,10 @@ def gunicorn_board(postgres, tmp_path):
         "DEBUG": "0",
     }
     env.pop("CELERY_BROKER_URL", None)
-    server = subprocess.Popen(
+    server = spawn(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "2", "--threads", "4"]
         + ["--worker-class", "gthread", "--timeout", "150", "--bind", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        env,
     )
     url = f"http://127.0.0.1:{port}"
     try:
