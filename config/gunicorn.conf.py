@@ -18,7 +18,12 @@ threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "300"))
 # SIGTERM (a rolling update, `make prod` stopping): uploads in flight get this long to finish.
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "150"))
-keepalive = 5
+# Longer than the front's own idle keep-alive to gunicorn (60 s, deploy/Caddyfile): a
+# connection the front reuses is never one gunicorn is closing. At 5 s, a pod that waited out a
+# 503's Retry-After (5 s) had its retry sent on an upstream connection gunicorn closed at that
+# moment, which the front answered 503 again (seen once in the fault test under load). On
+# SIGTERM gunicorn cuts idle kept-alive connections short, so a stop does not wait for them.
+keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "75"))
 # Recycle workers now and then: memory held by a large upload goes back to the system.
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
 max_requests_jitter = 200
