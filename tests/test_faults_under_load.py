@@ -508,7 +508,9 @@ def test_under_faults_no_acknowledged_final_is_lost_nothing_answers_500_nothing_
     assert seen_during(redis_fault, "reader", "/api/v1/benchmarks", 200)
     assert any("broker" in s.reason for s in seen_during(redis_fault, "reader", "/readyz", 503))
     assert seen_during(postgresql_fault, "pods", status=503)
-    assert seen_during(postgresql_fault, "reader", "/api/v1/benchmarks", 503)
+    # A read the answer cache holds may still be answered 200 while PostgreSQL is down (nothing
+    # committed meanwhile, so its generation stands); a read that reaches the database is a 503.
+    assert [s for s in seen_during(postgresql_fault, "reader", status=503) if s.path != "/readyz"]
     assert servers.held > 0
 
     # Every run out of pending soon after the faults, verified, its latest signed manifest
