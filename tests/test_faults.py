@@ -9,7 +9,16 @@ import pytest
 from django.db import connection
 
 from board.models import Result, Run
-from submissions.models import IngestLogEntry, RawBundle, RunSession, SessionBundle, SessionStatus
+from submissions.models import (
+    Challenge,
+    DeviceKey,
+    IngestLogEntry,
+    RawBundle,
+    RunSession,
+    SessionBundle,
+    SessionStatus,
+)
+from tests.inprocess import pod_client
 from tests.podchannel import (
     LIVE_DB,
     MODEL,
@@ -37,16 +46,20 @@ END
 $$;
 CREATE TRIGGER aeon_test_fail_results BEFORE INSERT ON {Result._meta.db_table}
     FOR EACH ROW EXECUTE FUNCTION aeon_test_fail_results();
+CREATE TRIGGER aeon_test_fail_keys BEFORE UPDATE ON {DeviceKey._meta.db_table}
+    FOR EACH ROW EXECUTE FUNCTION aeon_test_fail_results();
 """
 CLEANUP_SQL = f"""
 DROP TRIGGER IF EXISTS aeon_test_fail_results ON {Result._meta.db_table};
+DROP TRIGGER IF EXISTS aeon_test_fail_keys ON {DeviceKey._meta.db_table};
 DROP FUNCTION IF EXISTS aeon_test_fail_results();
 DROP TABLE IF EXISTS aeon_test_fault;
 """
 
 
 class ResultsFault:
-    """A trigger on the board's results table that raises while the flag table has a row."""
+    """Triggers on the board's results table (an insert) and the device keys (an update) that
+    raise while the flag table has a row."""
 
     def set(self) -> None:
         with connection.cursor() as cursor:
@@ -138,3 +151,32 @@ def test_a_database_failure_mid_commit_keeps_the_checkpointed_rows(results_fault
     retried = pod.submit(session, content)
     assert without_benchmark(retried) == local_answer(board_url, session.run_id, 6)
     assert Result.objects.count() == 6
+
+
+def test_a_database_failure_after_the_challenge_is_claimed_leaves_it_for_the_retry(
+    results_fault, board_url
+):
+    # A new key's enrolment fails at its last write (the key's last_seen_at): answered 503, the
+    # challenge stays unused and no key is left; the pod's retry of the same body enrolls.
+    pod = pod_client(board_url, timeout=60)
+    challenge = pod.send("GET", "/api/v1/enroll/challenge").body["challenge"]
+    body = {
+        "public_key": pod.public_key,
+        "challenge": challenge,
+        "signature": pod.sign(challenge.encode("utf-8")),
+    }
+    results_fault.set()
+
+    failed = pod.post_json("/api/v1/enroll", body)
+
+    assert (failed.status, failed.body["reason"]) == (503, "UNAVAILABLE"), failed.body
+    assert int(failed.headers["Retry-After"]) > 0
+    assert Challenge.objects.get(value=challenge).used_at is None
+    assert not DeviceKey.objects.filter(public_key=pod.public_key).exists()
+
+    results_fault.clear()
+    retried = pod.post_json("/api/v1/enroll", body)
+
+    assert (retried.status, retried.body["ok"]) == (200, True), retried.body
+    assert Challenge.objects.get(value=challenge).used_at is not None
+    assert DeviceKey.objects.filter(public_key=pod.public_key).count() == 1

@@ -131,40 +131,50 @@ def enroll_key(body: bytes) -> Outcome:
     if known is not None and known.is_revoked:
         raise Refusal(Reason.REVOKED_KEY, "this key is revoked", key_fingerprint=fingerprint)
     now = timezone.now()
-    # NUL matches no challenge, and PostgreSQL text cannot even be compared with it.
-    claimed = (
-        0
-        if "\x00" in request.challenge
-        else Challenge.objects.filter(
-            value=request.challenge, used_at__isnull=True, expires_at__gt=now
-        ).update(used_at=now)
-    )
-    if claimed != 1:
-        raise Refusal(
-            Reason.CHALLENGE_INVALID,
-            "unknown, expired or used challenge",
-            key_fingerprint=fingerprint,
+    # The challenge's claim and the key's writes commit together: a database failure after the
+    # claim (answered 503) leaves the challenge unused, so the pod's retry of the same body
+    # enrolls (the fault test under load saw such a retry answered CHALLENGE_INVALID). A claimed
+    # challenge whose signature does not verify stays used.
+    with transaction.atomic():
+        # NUL matches no challenge, and PostgreSQL text cannot even be compared with it.
+        claimed = (
+            0
+            if "\x00" in request.challenge
+            else Challenge.objects.filter(
+                value=request.challenge, used_at__isnull=True, expires_at__gt=now
+            ).update(used_at=now)
         )
-    if not verify_signature(
-        request.public_key, request.signature, request.challenge.encode("utf-8")
-    ):
+        if claimed != 1:
+            raise Refusal(
+                Reason.CHALLENGE_INVALID,
+                "unknown, expired or used challenge",
+                key_fingerprint=fingerprint,
+            )
+        signed = verify_signature(
+            request.public_key, request.signature, request.challenge.encode("utf-8")
+        )
+        if signed:
+            known = known or _enrolled(request.public_key, fingerprint)
+            DeviceKey.objects.filter(pk=known.pk).update(last_seen_at=now)
+    if not signed:
         raise Refusal(
             Reason.BAD_SIG,
             "signature does not verify over the challenge",
             key_fingerprint=fingerprint,
         )
-    if known is None:
-        try:
-            with transaction.atomic():
-                known = DeviceKey.objects.create(
-                    public_key=request.public_key, fingerprint=fingerprint
-                )
-                KeyAuditEntry.objects.create(key=known, action=KeyAuditEntry.Action.ENROLLED)
-        except IntegrityError:  # the same key enrolled concurrently
-            known = DeviceKey.objects.get(public_key=request.public_key)
-    DeviceKey.objects.filter(pk=known.pk).update(last_seen_at=now)
     return Outcome(
         200,
         {"ok": True, "fingerprint": fingerprint, "status": known.status},
         key_fingerprint=fingerprint,
     )
+
+
+def _enrolled(public_key: str, fingerprint: str) -> DeviceKey:
+    """A new key's row with its audit entry; the row of the same key enrolled concurrently."""
+    try:
+        with transaction.atomic():
+            known = DeviceKey.objects.create(public_key=public_key, fingerprint=fingerprint)
+            KeyAuditEntry.objects.create(key=known, action=KeyAuditEntry.Action.ENROLLED)
+    except IntegrityError:  # the same key enrolled concurrently
+        known = DeviceKey.objects.get(public_key=public_key)
+    return known
