@@ -213,9 +213,17 @@ _TYPOGRAPHY = str.maketrans(
 _QUOTES = (('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"))
 
 
+# RE2's `\s` (ASCII only: tab, newline, form feed, carriage return, space), each made a space.
+_ASCII_SPACES = str.maketrans(dict.fromkeys("\t\n\f\r", " "))
+
+
 def _fold(text: str) -> str:
+    r"""NFKC, typography to ASCII, every run of RE2's `\s` one space, trimmed: what
+    `_WHITESPACE.sub(" ", text).strip()` gives, with string methods. RE2's Python `sub` makes a
+    Python call per match: 1.7 ms for a 2.4 KB output with 400 runs of spaces against 0.02 ms
+    here, and the 174 cases of a text final fold some outputs several times each."""
     text = unicodedata.normalize("NFKC", text or "").translate(_TYPOGRAPHY)
-    return _WHITESPACE.sub(" ", text).strip()
+    return " ".join(filter(None, text.translate(_ASCII_SPACES).split(" "))).strip()
 
 
 def _undecorate(text: str) -> str:

@@ -3,10 +3,13 @@ deterministic cases again, checks the suite, holds a quality floor no single run
 models from the Hub, and counts pods by network and by evidence."""
 
 import copy
+import random
+import unicodedata
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from board import grading as grading_module
 from board.champions import Axis, Entry, best_composites, copies, replay, reproductions
 from board.grading import suite_cases, text_quality
 from board.models import Benchmark, BenchModel
@@ -85,6 +88,23 @@ def test_a_pattern_cannot_take_more_than_linear_time():
         {"case_id": case.case_id, "status": "scored", "score": 1.0, "raw_output": "a" * 200_000}
     ]
     assert text_quality(SUITE, None, rows)["grading"]["regraded"] == 1
+
+
+def test_folding_an_answer_collapses_what_re2_calls_space_and_nothing_else():
+    # _fold collapses runs of RE2's ASCII `\s` with string methods; the RE2 pattern it replaced
+    # is the reference, on short strings of every kind of space (Unicode ones NFKC keeps too).
+    alphabet = ["a", "x", " ", "  ", "\t", "\n", "\f", "\r", "\v", "\u2028", "\u00a0", "\u3000"]
+    alphabet += ["\x85", "\x1c", "\u2009", "\u2014", "\u201c"]
+
+    def reference(text: str) -> str:
+        text = unicodedata.normalize("NFKC", text).translate(grading_module._TYPOGRAPHY)
+        return grading_module._WHITESPACE.sub(" ", text).strip()
+
+    chosen = random.Random(7)
+    for _ in range(5000):
+        text = "".join(chosen.choice(alphabet) for _ in range(chosen.randint(0, 10)))
+        assert grading_module._fold(text) == reference(text), repr(text)
+    assert grading_module._fold("\tThe  answer\r\nis\v 42 ") == "The answer is\v 42"
 
 
 # --- floor, pods, copies, pure ---------------------------------------------------------------
