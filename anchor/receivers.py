@@ -9,9 +9,9 @@ from anchor import services, tasks
 from submissions import signals
 
 
-def sign_committed_run(sender, *, run, **kwargs) -> None:
+def sign_committed_run(sender, *, run, key_status: str, **kwargs) -> None:
     """Version 1 of the run's manifest, signed inside the commit's transaction."""
-    services.sign_at_commit(run.run_id, benchmark=run.benchmark)
+    services.sign_at_commit(run, key_status=key_status)
 
 
 def sign_weight_verdict(sender, *, run_id: str, verdict: str, **kwargs) -> None:

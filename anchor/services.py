@@ -23,7 +23,7 @@ from anchor.manifests import (
     sha256_hex,
 )
 from anchor.models import RunManifest
-from board.models import Benchmark, Run, Verification
+from board.models import Run, Verification
 from submissions.models import DeviceKey, KeyStatus
 
 logger = logging.getLogger("aeon.anchor")
@@ -46,38 +46,14 @@ def issue_manifest(run_id: str, *, cause: dict | None = None) -> RunManifest | N
     raise RuntimeError(f"manifest of {run_id}: versions kept moving")
 
 
-# The run as stored, its key's status and whether any version is signed: what `_issue` reads
-# with the ORM, in SQL written once (the ORM's compilation of it cost more than the query).
-RUN_AS_STORED_SQL = f"""
-SELECT r.*,
-       (SELECT k.status FROM {DeviceKey._meta.db_table} k
-        WHERE k.fingerprint = r.key_fingerprint ORDER BY k.id LIMIT 1) AS key_status,
-       EXISTS (SELECT 1 FROM {RunManifest._meta.db_table} m WHERE m.run_id = r.run_id) AS signed
-FROM {Run._meta.db_table} r WHERE r.run_id = %s
-"""
-
-
 def _issue(
-    run_id: str,
-    cause: dict | None,
-    board_key,
-    *,
-    benchmark: Benchmark | None = None,
-    committed: Run | None = None,
+    run_id: str, cause: dict | None, board_key, *, committed: Run | None = None
 ) -> RunManifest | None:
-    # One query: the run with what its manifest says, its key's status, whether any version
-    # is signed (the latest is read only then: never for a run being committed). `benchmark`:
-    # the run's benchmark with its model, class and recipe, as this transaction holds them.
-    # `committed`: the run this transaction wrote, exactly as stored, with its key's status:
-    # nothing is read.
+    # One query: the run with what its manifest says, its key's status, whether any version is
+    # signed (the latest is read only then). `committed`: the run this transaction wrote, with
+    # its benchmark and its key's status: nothing is read.
     if committed is not None:
         run = committed
-    elif benchmark is not None:
-        run = next(iter(Run.objects.raw(RUN_AS_STORED_SQL, [run_id])), None)
-        if run is not None and run.benchmark_id == benchmark.pk:
-            run.benchmark = benchmark
-        elif run is not None:
-            return _issue(run_id, cause, board_key)
     else:
         key_status = DeviceKey.objects.filter(fingerprint=OuterRef("key_fingerprint")).order_by(
             "pk"
@@ -133,41 +109,27 @@ def _issue(
     return manifest
 
 
-def sign_at_commit(
-    run_id: str,
-    *,
-    benchmark: Benchmark | None = None,
-    committed: Run | None = None,
-    key_status: str = "",
-) -> RunManifest | None:
-    """Version 1, signed inside the commit's transaction. A board key that cannot be used never
-    costs a pod its run: the commit goes on, the failure is logged, and `manage.py
-    sign_manifests` signs the run once the key is there (readiness fails meanwhile).
-    `benchmark`: the run's benchmark as the commit wrote it (with its model, class and recipe),
-    so that only the run itself is read back; `committed` with `key_status`: the run exactly as
-    stored (with that benchmark) and its key's status as this transaction read it, so that
-    nothing is read."""
-    if committed is not None:  # what RUN_AS_STORED_SQL would have read with it
-        committed.key_status, committed.signed = key_status, False
+def sign_at_commit(run: Run, *, key_status: str) -> RunManifest | None:
+    """Version 1, signed inside the commit's transaction from `run` as the commit wrote it (with
+    its benchmark, model, class and recipe) and its key's status as the commit read it: nothing
+    is read back (the manifest of a run read back from the database says the same:
+    tests/test_trust_anchor.py). A board key that cannot be used never costs a pod its run: the
+    commit goes on, the failure is logged, and `manage.py sign_manifests` signs the run once the
+    key is there (readiness fails meanwhile)."""
+    run.key_status, run.signed = key_status, False
     try:
         board_key = load_board_key()
     except BoardKeyError as exc:
-        logger.error("run %s committed without a signed manifest: %s", run_id, exc)
+        logger.error("run %s committed without a signed manifest: %s", run.run_id, exc)
         return None
     # No savepoint: a database error aborts the commit anyway (re-raised below), and any other
     # failure happens before the one write, the manifest's INSERT, so it leaves nothing behind.
     try:
-        return _issue(
-            run_id,
-            {"kind": "commit"},
-            board_key,
-            benchmark=benchmark,
-            committed=committed,
-        )
+        return _issue(run.run_id, {"kind": "commit"}, board_key, committed=run)
     except DatabaseError:
         raise  # the commit itself cannot go on; the pod's retry succeeds
     except Exception:
-        logger.exception("run %s committed without a signed manifest", run_id)
+        logger.exception("run %s committed without a signed manifest", run.run_id)
         return None
 
 

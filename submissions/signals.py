@@ -12,7 +12,8 @@ and the version saying so), and a receiver's exception reaches the sender (`send
 from django.dispatch import Signal
 
 # A run was committed, inside the commit's transaction. `run`: the Run as the commit wrote it,
-# with its benchmark (its model, class and recipe).
+# with its benchmark (its model, class and recipe); `key_status`: its key's status as the commit
+# read it.
 run_committed = Signal()
 
 # The weight check recorded a verdict (`run_id`, `verdict`), inside the transaction recording it.

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from anchor.models import RunManifest
+from anchor.services import issue_manifest
 from demo.loader import prefill_hub_cache
 from evidence.signing import canonical_json, verify_signature
 from submissions.rebuild import rebuild_board
@@ -134,6 +135,21 @@ def test_every_committed_run_has_a_signed_manifest_that_verifies(pod, board_url)
     assert text["quality"]["composite"] == pytest.approx(65.7, abs=0.05)
     assert {c["category"] for c in text["quality"]["categories"]} >= {"Math", "Coding"}
     assert text["environment"]["hardware"]
+
+
+def test_the_manifest_signed_at_commit_says_what_the_run_read_back_says(pod, board_url):
+    # Version 1 is signed from the run as the commit wrote it, in memory. Read back from the
+    # database, each run gives the same manifest: nothing to sign again, and a later version
+    # (the weight verdict's) names only what the verdict changed.
+    runs = submit_gemma(pod)
+    later = []
+    for run_id in runs:
+        assert issue_manifest(run_id, cause={"kind": "test"}) is None
+        later += RunManifest.objects.filter(run_id=run_id, version__gt=1)
+    assert later  # the eager weight checks signed their verdicts
+    changed = {field["field"] for version in later for field in version.change["fields"]}
+    verdict = {"standing.trust", "standing.verification", "weights.commit", "engine.drafter_status"}
+    assert changed <= verdict, changed
 
 
 def test_a_manifest_publishes_nothing_the_board_withholds(pod, board_url):

@@ -66,7 +66,7 @@ def commit_final(submission: Submission) -> Outcome:
             run = board_services.commit_run(prepared, committed_at=now)
             # The board's signed manifest, version 1, commits with the run (the trust anchor
             # signs it, told through the signal).
-            signals.run_committed.send(Run, run=run)
+            signals.run_committed.send(Run, run=run, key_status=session.key.status)
             if run.verification == Verification.PENDING:
                 transaction.on_commit(
                     partial(publish_after_answer, tasks.verify_weights, run.run_id)
