@@ -39,7 +39,7 @@ from tests.conftest import missing_service
 from tests.hf_standin import HubStandIn
 from tests.private_servers import ClusterUnavailable, PrivateCluster, PrivateRedis
 from tests.processes import descendants, free_port
-from tests.test_prod_stack import Stack, start_make_prod, stop_leftovers, wait_until_ready
+from tests.prodstack import Stack, start_make_prod, stop_leftovers, wait_until_ready
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker]
 

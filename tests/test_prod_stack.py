@@ -11,8 +11,6 @@ import os
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -23,8 +21,14 @@ from tests.boardjobs import core_job, put_on_hub, read_api, submit_job
 from tests.conftest import missing_service
 from tests.hf_standin import HubStandIn
 from tests.processes import alive, descendants, free_port
+from tests.prodstack import (
+    ROOT,
+    Stack,
+    start_make_prod,
+    stop_leftovers,
+    wait_until_ready,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("AEON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 GEMMA = demo_model("gemma-4-26b-a4b-dflash-spark")  # 816 tok/s on coding @ c64
 QWEN = demo_model("qwen3-next-80b-a3b-thinking-nvfp4-spark")
@@ -32,47 +36,6 @@ SPARK = "dgx-spark-x1"
 VISIBILITY_SECONDS = 5  # a task of a killed worker goes back to the queue after this
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker]
-
-
-@dataclass
-class Stack:
-    url: str
-    process: subprocess.Popen
-    log: Path
-    data_dir: Path
-    database_url: str
-    hub: HubStandIn
-    env: dict
-
-    def lines(self) -> list[dict]:
-        found = []
-        for line in self.log.read_text(errors="replace").splitlines():
-            if line.startswith("{"):
-                found.append(json.loads(line))
-        return found
-
-    def worker_pid(self) -> int:
-        """The pid of the worker supervisord last said runs: it says so once the worker has
-        run `startsecs` (10 s), which a test right after the stack's start may come before."""
-        deadline = time.monotonic() + 60
-        while not (started := [e for e in self.lines() if e.get("message") == "worker started"]):
-            assert time.monotonic() < deadline, "supervisord never said the worker started"
-            time.sleep(0.5)
-        return started[-1]["pid"]
-
-    def ready(self) -> dict:
-        return next(e for e in self.lines() if e["message"] == "ready")
-
-    def replica(self) -> str:
-        """gunicorn's own address, behind the front."""
-        return f"http://{self.ready()['web']}"
-
-    def served_again(self, seconds: float = 15) -> None:
-        """Until the front sends requests to the replica again (it checks every 2 s)."""
-        deadline = time.monotonic() + seconds
-        while read_api_or_none(self.url, "/readyz") != 200:
-            assert time.monotonic() < deadline, "the front never served the replica again"
-            time.sleep(0.2)
 
 
 def caddy_in_front(stack: Stack) -> str:
@@ -185,38 +148,6 @@ def stack(tmp_path_factory, cache_redis):
             yield found
         finally:
             stop_leftovers(process)
-
-
-def start_make_prod(env: dict, log: Path) -> subprocess.Popen:
-    with log.open("wb") as sink:
-        return subprocess.Popen(
-            ["make", "--no-print-directory", "prod"],
-            cwd=ROOT,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # as a terminal starts it: a process group of its own
-        )
-
-
-def wait_until_ready(process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 600
-    while '"message": "ready"' not in log.read_text(errors="replace"):
-        assert process.poll() is None, log.read_text()[-5000:]
-        assert time.monotonic() < deadline, log.read_text()[-5000:]
-        time.sleep(0.5)
-
-
-def stop_leftovers(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        parts = descendants(process.pid)
-        os.killpg(process.pid, signal.SIGKILL)
-        for pid in parts:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    process.wait()
 
 
 def wait_for_verdict(stack: Stack, benchmark_id: str, seconds: float = 120) -> dict:
@@ -533,13 +464,6 @@ def test_sixteen_pods_uploading_whole_jobs_at_once_get_no_5xx_and_each_final_com
             [sorted(run_ids)],
         ).fetchone()
     assert stored == (len(run_ids), len(run_ids))
-
-
-def read_api_or_none(url: str, path: str) -> int | None:
-    try:
-        return read_api(url, path).status
-    except OSError:
-        return None
 
 
 def raw_post(url: str, path: str, body: bytes) -> tuple[int, bytes]:
