@@ -17,7 +17,8 @@ def free_port() -> int:
 
 def _stat_fields(pid: int | str) -> list[str]:
     """The fields of /proc/<pid>/stat after the command name (which may hold spaces): state is
-    [0], the parent [1], user and system CPU ticks [11] and [12]."""
+    [0], the parent [1], user and system CPU ticks [11] and [12], those of its children that
+    exited and were waited for [13] and [14]."""
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
@@ -81,12 +82,17 @@ def cpu_seconds(pid: int) -> float:
 
 
 def tree_cpu_seconds(pid: int) -> float:
-    """CPU time spent so far by `pid` and every live process below it (gunicorn's master and its
-    workers, threads included)."""
+    """CPU time spent so far by `pid` and every process below it: the live ones (gunicorn's
+    master and its workers, threads included) and the ones that exited and were waited for (a
+    gunicorn worker recycled after `max_requests` adds its time to its master's)."""
     spent = 0.0
     for member in {pid} | descendants(pid):
         try:
-            spent += cpu_seconds(member)
-        except (OSError, IndexError, ValueError):
+            fields = _stat_fields(member)
+        except OSError:
             continue  # gone meanwhile
+        try:
+            spent += sum(int(fields[index]) for index in (11, 12, 13, 14)) / CLOCK_TICKS
+        except (IndexError, ValueError):
+            continue
     return spent

@@ -105,13 +105,17 @@ def measure(env: dict, databases: dict[int, str], workdir: Path, options, say, w
     at once; then every read again on servers whose answer cache keeps nothing. `options`: the
     command's; `say` and `warn` write a line of progress or of trouble."""
     sizes = sorted(databases)
+    wanted = set(options["reads"])
     results: dict[str, dict] = {str(size): {} for size in sizes}
     with ExitStack() as stack:
         servers = {
             size: stack.enter_context(serve(env | {"DATABASE_URL": url}, options))
             for size, url in databases.items()
         }
-        paths = {size: dict(read_paths(server.base, say)) for size, server in servers.items()}
+        paths = {
+            size: {name: path for name, path in read_paths(server.base, say) if name in wanted}
+            for size, server in servers.items()
+        }
         for name, _ in TARGETS:
             bodies = {}
             for size in sizes:

@@ -1,6 +1,6 @@
-"""One read under load (docs/champions.md §The read benchmark): gunicorn serving a database in the
-production configuration, wrk against a URL of it with the CPU time the server spent meanwhile,
-rounds that turn the order of the targets, and the median of a read's rounds."""
+"""One read under load (docs/champions.md §The read benchmark): gunicorn serving a database as
+deployed (config/gunicorn.conf.py), wrk against a URL of it with the CPU time the server spent
+meanwhile, rounds that turn the order of the targets, and the median of a read's rounds."""
 
 import json
 import os
@@ -68,28 +68,31 @@ def fetch(url: str) -> tuple[bytes, str]:
 
 @contextmanager
 def serve(env: dict, options):
+    """gunicorn as deployed (`-c config/gunicorn.conf.py`: its worker class, keep-alive and JSON
+    access log, each request a line, written here to a file of the work folder as supervisord's
+    pipe takes it in `make prod`); `--workers`/`--threads` set WEB_CONCURRENCY/GUNICORN_THREADS
+    when given, else the configuration's defaults hold."""
     port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(options["workers"]),
-            "--threads",
-            str(options["threads"]),
-            "--worker-class",
-            "gthread",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
+    sizing = {
+        "WEB_CONCURRENCY": options["workers"],
+        "GUNICORN_THREADS": options["threads"],
+    }
+    served = (
+        env
+        | {"HOST": "127.0.0.1", "PORT": str(port)}
+        | {name: str(value) for name, value in sizing.items() if value}
     )
+    served.pop("GUNICORN_BIND", None)
+    log = Path(env["AEON_DATA_DIR"]) / f"gunicorn-{port}.log"
+    with log.open("wb") as sink:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.conf.py", "config.wsgi"],
+            cwd=ROOT,
+            env=served,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base)

@@ -1,6 +1,6 @@
 """`manage.py bench reads` runs end to end on a tiny board: a database per size (dropped at the
-end), a board signing key, gunicorn in the production configuration on a Redis cache serving
-every size at once, wrk against every read and its floor in alternating rounds, a JSON report.
+end), a board signing key, gunicorn as deployed on a Redis cache serving every size at once, wrk
+against the reads asked for and their floor in alternating rounds, a JSON report.
 It asserts that every read was measured and answered without an error, never how fast."""
 
 import json
@@ -18,19 +18,10 @@ from tests.conftest import missing_service
 from tests.test_celery_worker import REDIS_URL, redis_answers
 
 ROOT = Path(__file__).resolve().parent.parent
-READS = {
-    "pod_champions",
-    "champions",
-    "recipe",
-    "benchmarks",
-    "benchmarks_by_class",
-    "benchmark_detail",
-    "board_page",
-    "board_page_by_class",
-    "hardware_page",
-    "model_page",
-    "benchmark_page",
-}  # and the recipe page once it is routed
+# What the test measures (`--reads`): the four reads the goals name and one page; the bench
+# measures every read by default (benchtools/read_bench.py TARGETS), each costing this test about
+# 10 s of wrk, which it spends once per kind.
+READS = {"pod_champions", "champions", "recipe", "benchmarks", "board_page"}
 
 
 @pytest.fixture
@@ -83,6 +74,8 @@ def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database
             "1",
             "--threads",
             "2",
+            "--reads",
+            ",".join(sorted(READS)),
             "--cache-url",
             REDIS_URL,
             "--output",
@@ -101,7 +94,7 @@ def test_the_read_benchmark_measures_every_read_next_to_its_floor(bench_database
     measured = json.loads(report.read_text())
     assert set(measured["sizes"]) == {"14", "28"}
     for size, reads in measured["sizes"].items():
-        assert READS <= set(reads) <= READS | {"recipe_page"}, size
+        assert set(reads) == READS, size
         for name, result in reads.items():
             for side in ("answer", "floor", "uncached"):
                 assert result[side]["requests"] > 0, (size, name, side)

@@ -53,10 +53,21 @@ class Command(BaseCommand):
         reads.add_argument(
             "--warmup", type=int, default=1, help="seconds of unmeasured load before each read"
         )
+        reads.add_argument(
+            "--reads",
+            default="",
+            help="comma-separated names of the reads to measure (default: every one; names: "
+            + ", ".join(name for name, _ in read_bench.TARGETS)
+            + ")",
+        )
         reads.add_argument("--connections", type=int, default=16)
         reads.add_argument("--wrk-threads", type=int, default=2)
-        reads.add_argument("--workers", type=int, default=4, help="gunicorn processes")
-        reads.add_argument("--threads", type=int, default=4, help="threads per process")
+        reads.add_argument(
+            "--workers", type=int, help="gunicorn processes (default: config/gunicorn.conf.py's)"
+        )
+        reads.add_argument(
+            "--threads", type=int, help="threads per process (default: config/gunicorn.conf.py's)"
+        )
         reads.add_argument("--load-jobs", type=int, default=2, help="loading processes")
         reads.add_argument(
             "--database-url",
@@ -112,6 +123,10 @@ class Command(BaseCommand):
             raise CommandError("needs wrk (apt-get install wrk)")
         if not options["cache_url"].startswith("redis"):
             raise CommandError("needs a Redis cache: --cache-url redis://127.0.0.1:6379/<db>")
+        known = [name for name, _ in read_bench.TARGETS]
+        options["reads"] = [name for name in options["reads"].split(",") if name] or known
+        if unknown := set(options["reads"]) - set(known):
+            raise CommandError(f"no such read: {', '.join(sorted(unknown))}")
         database_url = options["database_url"] or read_bench.default_database_url()
         sizes = sorted({int(size) for size in options["sizes"].split(",")})
         keep = options["keep_databases"]
