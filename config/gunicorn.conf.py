@@ -24,9 +24,15 @@ graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "150"))
 # moment, which the front answered 503 again (seen once in the fault test under load). On
 # SIGTERM gunicorn cuts idle kept-alive connections short, so a stop does not wait for them.
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "75"))
-# Recycle workers now and then: memory held by a large upload goes back to the system.
-max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
-max_requests_jitter = 200
+# A worker is recycled after this many requests, a safety net against a slow leak only. A large
+# upload does not need it: after each of four 64 MiB finals a worker's resident size came back
+# to 127-138 MiB (125 before them; its peak 311-320). Each recycle costs a worker's start (the
+# app imported again, about 1-2 s of CPU here): at 2,000 requests, wrk (16 connections) got the
+# pods' champion API at 806 and 871 req/s and /healthz at 1,742 and 2,038; with no recycling,
+# 2,150 and 1,284, and 5,724 and 5,726 (10,000 benchmarks, two runs each; docs/operations.md
+# §The web processes).
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
+max_requests_jitter = max_requests // 10
 # Gunicorn would believe X-Forwarded-Proto from 127.0.0.1 on its own; the scheme header is
 # trusted by Django only, and only when AEON_TRUSTED_PROXY_SSL_HEADER says so.
 secure_scheme_headers: dict[str, str] = {}
