@@ -1,15 +1,39 @@
 """Reads of the crowns (docs/champions.md): the pods' champion list, the champions API, and the
 crowns as cards and timelines on the pages; reads of the read models, never of raw results."""
 
+import logging
 from dataclasses import dataclass
 
 from django.db.models import Q
+from pydantic import ValidationError
 
-from board.champion_shapes import ChampionList, Crown, CrownHardwareClass, PodChampionList, Reign
+from board.champion_shapes import (
+    ChampionList,
+    Crown,
+    CrownHardwareClass,
+    PodChampionList,
+    PodChampionRecipe,
+    Reign,
+)
 from board.champions import Axis
 from board.hardware import Family, normalise_label, query_device_count
 from board.models import Benchmark, BenchModel, Champion, ChampionReign, HardwareClass
 from board.selectors.catalog import board_order
+
+logger = logging.getLogger("aeon.board")
+
+
+def _stale(champion: Champion, what: str, exc: Exception) -> None:
+    """A stored crown that no longer fits its shape (written by an older build, before its
+    class was recomputed) is left out of the answer, never answered 500: `manage.py
+    rebuild_board`, or the class's next recompute, writes it again."""
+    logger.error(
+        "stored %s of class %s (%s) does not fit its shape, left out until it is recomputed: %s",
+        what,
+        champion.hardware_class_id,
+        champion.axis,
+        " ".join(str(exc).split())[:300],
+    )
 
 
 def _folded(text: str) -> str:
@@ -51,21 +75,28 @@ def pod_champion_recipes(
         .order_by("pk")
     )
     # A crown with no one-click recipe offers pods nothing (docs/recipes.md §The serve-flag policy).
-    champions = [champion for champion in champions if champion.pod_recipe]
-    hardwares = sorted({champion.pod_recipe["hardware"] for champion in champions})
+    offered = []
+    for champion in champions:
+        if not champion.pod_recipe:
+            continue
+        try:
+            offered.append((champion, PodChampionRecipe.model_validate(champion.pod_recipe)))
+        except ValidationError as exc:
+            _stale(champion, "pod recipe", exc)
+    hardwares = sorted({recipe.hardware for _champion, recipe in offered})
     if hardware:
-        champions = [
-            c
-            for c in champions
+        offered = [
+            (c, recipe)
+            for c, recipe in offered
             if hardware_query_matches(
-                hardware, label=c.pod_recipe["hardware"], hardware_class=c.hardware_class
+                hardware, label=recipe.hardware, hardware_class=c.hardware_class
             )
         ]
     if model:
-        champions = [c for c in champions if _model_matches(model, c)]
+        offered = [(c, recipe) for c, recipe in offered if _model_matches(model, c)]
     entries = sorted(
-        (champion.pod_recipe for champion in champions),
-        key=lambda e: (e["hardware"].lower(), -e["peak_agg_tps"], e["canonical"]),
+        (recipe for _champion, recipe in offered),
+        key=lambda e: (e.hardware.lower(), -e.peak_agg_tps, e.canonical),
     )
     return PodChampionList(hardwares=hardwares, champions=entries)
 
@@ -129,20 +160,23 @@ def champion_crowns(
                     dethroned_by=reign.dethroned_by.public_id if reign.dethroned_by else None,
                 )
             )
-    return ChampionList(
-        champions=[
-            Crown(
+
+    def crown_of(c: Champion) -> Crown | None:
+        try:
+            return Crown(
+                **c.summary,
                 hardware_class=CrownHardwareClass(
                     slug=c.hardware_class.slug, name=c.hardware_class.name
                 ),
                 axis=c.axis,
                 crown="model" if c.model_id else "class",
-                **c.summary,
                 history=histories.get((c.hardware_class_id, c.model_id, c.axis), []),
             )
-            for c in crowns
-        ]
-    )
+        except (ValidationError, TypeError) as exc:  # TypeError: a stored key named as above
+            _stale(c, "crown", exc)
+            return None
+
+    return ChampionList(champions=[crown for c in crowns if (crown := crown_of(c)) is not None])
 
 
 def crown_history(hardware_class: HardwareClass, *, model_id: int | None = None):
