@@ -159,18 +159,19 @@ class PodClient:
 
     # --- protocol calls ---------------------------------------------------------------------
 
+    def enroll_request(self, challenge: str) -> dict:
+        """The enrolment body: the key and its signature over the challenge's text."""
+        return {
+            "public_key": self.public_key,
+            "challenge": challenge,
+            "signature": self.sign(challenge.encode("utf-8")),
+        }
+
     def enroll(self) -> Answer:
         challenge = self.send("GET", "/api/v1/enroll/challenge")
         if challenge.status != 200:
             return challenge
-        return self.post_json(
-            "/api/v1/enroll",
-            {
-                "public_key": self.public_key,
-                "challenge": challenge.body["challenge"],
-                "signature": self.sign(challenge.body["challenge"].encode("utf-8")),
-            },
-        )
+        return self.post_json("/api/v1/enroll", self.enroll_request(challenge.body["challenge"]))
 
     def open_run_request(self, model: str, suite_id: str | None, board: str) -> dict:
         signed = {

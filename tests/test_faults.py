@@ -160,11 +160,7 @@ def test_a_database_failure_after_the_challenge_is_claimed_leaves_it_for_the_ret
     # challenge stays unused and no key is left; the pod's retry of the same body enrolls.
     pod = pod_client(board_url, timeout=60)
     challenge = pod.send("GET", "/api/v1/enroll/challenge").body["challenge"]
-    body = {
-        "public_key": pod.public_key,
-        "challenge": challenge,
-        "signature": pod.sign(challenge.encode("utf-8")),
-    }
+    body = pod.enroll_request(challenge)
     results_fault.set()
 
     failed = pod.post_json("/api/v1/enroll", body)

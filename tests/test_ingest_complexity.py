@@ -17,11 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def open_session(client: Client, pod: PodClient) -> RunSession:
     challenge = client.get("/api/v1/enroll/challenge").json()["challenge"]
-    enroll = {
-        "public_key": pod.public_key,
-        "challenge": challenge,
-        "signature": pod.sign(challenge.encode()),
-    }
+    enroll = pod.enroll_request(challenge)
     assert client.post("/api/v1/enroll", json.dumps(enroll), "application/json").status_code == 200
     opened = client.post(
         "/api/v1/runs",

@@ -87,11 +87,7 @@ def test_it_enrolls_a_key_and_answers_a_re_enrolment_with_its_fingerprint(board_
 def test_a_challenge_is_single_use(board_url):
     pod = pod_client(board_url, timeout=60)
     challenge = pod.send("GET", "/api/v1/enroll/challenge").body["challenge"]
-    request = {
-        "public_key": pod.public_key,
-        "challenge": challenge,
-        "signature": pod.sign(challenge.encode("utf-8")),
-    }
+    request = pod.enroll_request(challenge)
 
     assert pod.post_json("/api/v1/enroll", request).status == 200
     reused = pod.post_json("/api/v1/enroll", request)

@@ -392,14 +392,7 @@ def test_a_nul_in_an_identifier_is_refused_as_bad_input_never_as_unavailable(pod
     # PostgreSQL text cannot hold NUL: looking such a value up must not become a 503, which
     # the pod would retry as if the board were down.
     challenge = pod.send("GET", "/api/v1/enroll/challenge").body["challenge"]
-    enroll = pod.post_json(
-        "/api/v1/enroll",
-        {
-            "public_key": pod.public_key,
-            "challenge": challenge + "\x00",
-            "signature": pod.sign((challenge + "\x00").encode()),
-        },
-    )
+    enroll = pod.post_json("/api/v1/enroll", pod.enroll_request(challenge + "\x00"))
     assert_refused(enroll, 400, "CHALLENGE_INVALID", route="enroll")
 
     opening = pod.open_run_request(MODEL, TEXT_SUITE, "text")
