@@ -19,13 +19,14 @@ import math
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import re2
 
 from board.jsonsafe import storable
 from board.quality import CATEGORIES, score_text_run
+from evidence.signing import json_encoder
 
 SUITE_DATA_DIR = Path(__file__).resolve().parent / "suite_data"
 
@@ -192,10 +193,16 @@ def _numbers(text: str) -> set[float]:
     return found
 
 
+@lru_cache(maxsize=4096)
+def _wanted_numbers(value: str) -> frozenset[float]:
+    """A numeric checker's own numbers: the suite's, the same for every run graded."""
+    return frozenset(_numbers(value))
+
+
 def _numeric(candidate: str, checker: dict) -> bool:
     slot = boxed_answer(candidate)
     got = _numbers(slot if slot is not None else candidate)
-    want = _numbers(str(checker["value"]))
+    want = _wanted_numbers(str(checker["value"]))
     if checker.get("as_set"):
         return got == want
     return bool(want) and want <= got and len(got) <= len(want) + 1
@@ -448,6 +455,10 @@ def text_quality(suite: SuiteCases, suite_hash: str | None, rows: list[dict]) ->
     }
 
 
+# json.dumps(part, sort_keys=True, default=str), its encoder made once (a part per row).
+_DIGEST_JSON = json_encoder(sort_keys=True, compact=False, default=str)
+
+
 def evidence_digest(rows: list[dict]) -> str:
     """A run's per-case evidence — each row's case, output, timings and evidence — as one hash: a
     run signed again by another key carries the same (docs/champions.md §Reproductions)."""
@@ -456,6 +467,6 @@ def evidence_digest(rows: list[dict]) -> str:
     digest = hashlib.sha256()
     for row in sorted(rows, key=lambda row: str(row.get("case_id"))):
         part = [row.get(name) for name in ("case_id", "raw_output", "speed", "evidence", "score")]
-        digest.update(json.dumps(part, sort_keys=True, default=str).encode())
+        digest.update(_DIGEST_JSON(part).encode())
         digest.update(b"\n")
     return digest.hexdigest()[:32]

@@ -20,12 +20,16 @@ from django.db import connection
 
 from board.jsonsafe import NUL_REPLACEMENT, storable
 from board.models import Result, Run
+from evidence.signing import json_encoder
 
 # Per-case rows per INSERT on the bulk_create way: SQLite takes at most 32,766 parameters.
 RESULTS_BATCH = 1000
 # The columns written, in the model's order (the primary key is the database's).
 _FIELDS = [field for field in Result._meta.concrete_fields if not field.primary_key]
 _JSON_FIELDS = {"evidence", "speed", "extras"}
+# json.dumps(value, allow_nan=False), its encoder made once: a final's rows are three values
+# each (for the 174 rows of a 0.2 MiB final, 1.0 ms against 1.7-3.4 ms, this 2-core machine).
+_STRICT_JSON = json_encoder(sort_keys=False, compact=False, allow_nan=False)
 
 
 def insert_results(run: Run, rows: list[dict]) -> None:
@@ -84,7 +88,7 @@ def _json_text(value) -> str | None:
     if value is None:
         return None
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = _STRICT_JSON(value)
     except ValueError:
         return json.dumps(storable(value))
     return json.dumps(storable(value)) if "\\u0000" in text else text

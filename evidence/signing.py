@@ -20,22 +20,39 @@ def _not_json(value):
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-# What json.dumps(value, sort_keys=True, separators=(",", ":")) runs, made once instead of on
-# every call (a final's rows are spelled one by one: the per-call set-up was a fifth of it).
-# No circular-reference markers: it is only given decoded JSON, which has no cycles, and it
-# then holds no state, so threads may share it.
-_ENCODER = (
-    c_make_encoder(None, _not_json, encode_basestring_ascii, None, ":", ",", True, False, True)
-    if c_make_encoder is not None
-    else None
-)
+def json_encoder(*, sort_keys: bool, compact: bool, allow_nan: bool = True, default=_not_json):
+    """`json.dumps` with these options as a function of one value, its encoder made once instead
+    of on every call: json.dumps given any option makes a new encoder each time, and a final's
+    174 rows are spelled one by one several times (the set-up was a fifth of the canonical
+    spelling and over half of the rows' JSON text, board/result_rows.py). Only for decoded
+    JSON, which has no cycles: it keeps no circular-reference markers, so it holds no state and
+    threads may share it."""
+    key_separator, item_separator = (":", ",") if compact else (": ", ", ")
+    if c_make_encoder is None:  # a Python without the C accelerator: json.dumps itself
+        separators = (item_separator, key_separator)
+        options = {"sort_keys": sort_keys, "separators": separators, "allow_nan": allow_nan}
+        return lambda value: json.dumps(value, default=default, **options)
+    encode = c_make_encoder(
+        None,
+        default,
+        encode_basestring_ascii,
+        None,
+        key_separator,
+        item_separator,
+        sort_keys,
+        False,
+        allow_nan,
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+_canonical = json_encoder(sort_keys=True, compact=True)
 
 
 def canonical_text(value) -> str:
-    """One value's canonical JSON text (as `canonical_json` spells it inside a document)."""
-    if _ENCODER is None:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
-    return "".join(_ENCODER(value, 0))
+    """One value's canonical JSON text (as `canonical_json` spells it inside a document):
+    json.dumps(value, sort_keys=True, separators=(",", ":"))."""
+    return _canonical(value)
 
 
 def canonical_json_with_items(obj: dict, key: str) -> tuple[bytes, list[str] | None]:
