@@ -85,6 +85,19 @@ def environment(*, database_url: str, broker: str, cache: str, data_dir: Path) -
         return prodstack.prepared_environment(chosen)
 
 
+def gather_statistics(database_url: str) -> None:
+    """ANALYZE the board's database, as PostgreSQL's autovacuum keeps its planner statistics
+    where the board is deployed (docs/operations.md §The database). This machine's server runs
+    with autovacuum off (its CI configuration), so a bench database grown by earlier runs, or
+    loaded a moment ago, was never analyzed: the planner took the default guesses and, with 476
+    benchmarks sharing the bench's one recipe, looked a final's job group up through the
+    recipe's index, reading every benchmark (3.1 ms against 0.1 ms once analyzed)."""
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("ANALYZE")
+
+
 def start(env: dict[str, str], *, worker: bool = True) -> DeployedBoard:
     """Set up as `make prod` does, then start gunicorn and (unless `worker` is false) the Celery
     worker with `make prod`'s commands; answers once /healthz does."""

@@ -32,7 +32,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from benchtools import read_bench, read_goals
+from benchtools import deployed, read_bench, read_goals
 from benchtools.wrk import ROOT, WRK_REPORT
 
 
@@ -189,6 +189,7 @@ class Command(BaseCommand):
                     # at 10,000), so a load cut short before its recompute, or read models this
                     # code adds, never leave the reads measuring stale rows.
                     self._manage(sized, "bench", "load-reads", "--count", "0")
+                deployed.gather_statistics(databases[size])
                 previous = databases[size]
             for size in sizes:
                 # A new generation: nothing cached by an earlier run on a kept database is served.

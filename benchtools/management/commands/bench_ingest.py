@@ -176,6 +176,7 @@ class Command(BaseCommand):
         )
         env["AEON_HF_ENDPOINT"] = os.environ.get("AEON_HF_ENDPOINT", NO_HUB)
         board = deployed.start(env)
+        deployed.gather_statistics(env["DATABASE_URL"])
         queues = redis.Redis.from_url(broker)
         try:
             return [
@@ -209,6 +210,8 @@ class Command(BaseCommand):
 
     def _inside(self, sizes: list, broker: str, data_dir: Path) -> list:
         call_command("migrate", verbosity=0)
+        if connection.vendor == "postgresql":
+            deployed.gather_statistics(self._database_url())
         port = free_port()
         server = self._start_gunicorn(port, broker, data_dir)
         base = f"http://127.0.0.1:{port}"
