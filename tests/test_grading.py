@@ -107,6 +107,49 @@ def test_folding_an_answer_collapses_what_re2_calls_space_and_nothing_else():
     assert grading_module._fold("\tThe  answer\r\nis\v 42 ") == "The answer is\v 42"
 
 
+def test_the_numbers_and_boxes_python_reads_are_the_ones_re2_read():
+    # _NUMBER and _BOXED run on Python's engine with RE2's classes spelled out; the RE2 patterns
+    # they replaced are the reference, on short strings of digits, signs, points, the
+    # Unicode digits Python's `\d` would take and every kind of space.
+    number = grading_module._compiled(r"-?\d+(?:\.\d+)?", False)
+    boxed = grading_module._compiled(r"\\boxed\s*\{", False)
+    alphabet = ["1", "42", "-", ".", "0.5", "\u0663", "\uff11", "\u2212", "e", " ", "\t", "\n"]
+    alphabet += ["\v", "\f", "\r", "\u00a0", "\\boxed", "{", "}", "x"]
+    chosen = random.Random(11)
+    for _ in range(5000):
+        text = "".join(chosen.choice(alphabet) for _ in range(chosen.randint(0, 12)))
+        assert grading_module._NUMBER.findall(text) == number.findall(text), repr(text)
+        spans = [match.span() for match in grading_module._BOXED.finditer(text)]
+        assert spans == [match.span() for match in boxed.finditer(text)], repr(text)
+
+
+def test_the_last_balanced_box_is_the_one_a_scan_from_each_box_finds():
+    # boxed_answer matches braces in one pass; the scan forward from each box that it replaced
+    # (quadratic when the braces never close) is the reference, on short strings of boxes,
+    # braces, answer tags and text.
+    def reference(text: str) -> str | None:
+        spans = []
+        for match in grading_module._BOXED.finditer(text):
+            depth, i = 1, match.end()
+            while i < len(text) and depth:
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                i += 1
+            if depth == 0:
+                spans.append(text[match.end() : i - 1])
+        if spans:
+            return spans[-1].strip()
+        tags = list(grading_module._ANSWER_TAG.finditer(text))
+        return tags[-1].group(1).strip() if tags else None
+
+    alphabet = ["\\boxed", "\\boxed {", "{", "}", " ", "a", "7", "<answer>", "</answer>"]
+    chosen = random.Random(13)
+    for _ in range(5000):
+        text = "".join(chosen.choice(alphabet) for _ in range(chosen.randint(0, 14)))
+        assert grading_module.boxed_answer(text) == reference(text), repr(text)
+    assert grading_module.boxed_answer("\\boxed{x \\boxed{y}") == "y"
+    assert grading_module.boxed_answer("\\boxed{\\boxed{1}} then \\boxed{2") == "1"
+
+
 # --- floor, pods, copies, pure ---------------------------------------------------------------
 
 

@@ -3,14 +3,17 @@ text scanning"): adversarial input of 1 MB and of 2 MB, and the time at 2N no mo
 the time at N (a quadratic scan takes 4 times as long; never a wall-clock limit).
 
 Each family is read where the board reads it: the secret scan (decoded strings and JSON text),
-the argv reader, the scrubbing of public surfaces, and hardware-label normalisation."""
+the argv reader, the scrubbing of public surfaces, hardware-label normalisation, and the
+grading's own fixed patterns (the suite's checker patterns run on RE2)."""
 
 import json
 import time
 
 import pytest
 
+from board.grading import grade_case, suite_cases
 from board.hardware import classify_hardware, normalise_label
+from demo.bundles import TEXT_SUITE_ID
 from recipes.argv import looks_like_option, max_num_seqs_from, parse_count, read_argv
 from recipes.scrub import (
     holds_host_path,
@@ -194,3 +197,27 @@ def test_hardware_label_normalisation_is_linear(make):
 def test_a_label_past_its_length_is_unlabeled_and_blanks_still_collapse():
     assert normalise_label("RTX " * 100_000).slug == "unlabeled"
     assert normalise_label(" " * 100_000 + "NVIDIA RTX 5090").name == "NVIDIA RTX 5090"
+
+
+# --- the grading's numbers and boxes -------------------------------------------------------------
+
+GRADING_INPUTS = {
+    "1.1.1.…": _repeat("1."),
+    "----…1": _repeat("-", "1"),
+    "111…1.x": _repeat("1", ".x"),
+    "-1.-1.…": _repeat("-1."),
+    "\\boxed   …": lambda n: "\\boxed" + " " * n,
+    "\\boxed \\boxed …": _repeat("\\boxed \t"),
+    "\\boxed{\\boxed{…": _repeat("\\boxed{1"),
+}
+
+
+@pytest.mark.parametrize("make", GRADING_INPUTS.values(), ids=GRADING_INPUTS.keys())
+def test_grading_an_output_by_its_numbers_is_linear(make):
+    suite = suite_cases(TEXT_SUITE_ID)
+    numeric = next(
+        case
+        for case in suite.cases.values()
+        if case.board_grades and [c["type"] for c in case.checkers] == ["numeric_tolerance"]
+    )
+    assert_linear(lambda output: grade_case(numeric, output), make)
