@@ -11,6 +11,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from board import read_models
 from board.champion_shapes import ChampionList, PodChampionList
 from board.champions import Axis
 from board.openapi import ShapeExtension  # noqa: F401 (drf-spectacular: registered on import)
@@ -200,11 +201,12 @@ class ChampionRecipes(APIView):
         responses=PodChampionList,
     )
     def get(self, request):
-        return Response(
-            crown_reads.pod_champion_recipes(
-                hardware=_query(request, "hardware"), model=_query(request, "model")
-            ).as_json()
+        stale = []
+        entries = crown_reads.pod_champion_recipes(
+            hardware=_query(request, "hardware"), model=_query(request, "model"), stale=stale
         )
+        read_models.recompute_stale(stale)
+        return Response(entries.as_json())
 
 
 class ChampionList(APIView):
@@ -231,7 +233,12 @@ class ChampionList(APIView):
         axis = _query(request, "axis")
         if axis is not None and axis not in {a.value for a in Axis}:
             raise ParseError(f"axis: one of {', '.join(a.value for a in Axis)}")
+        stale = []
         crowns = crown_reads.champion_crowns(
-            hardware=_query(request, "hardware"), axis=axis, model=_query(request, "model")
+            hardware=_query(request, "hardware"),
+            axis=axis,
+            model=_query(request, "model"),
+            stale=stale,
         )
+        read_models.recompute_stale(stale)
         return Response(crowns.as_json())

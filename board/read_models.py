@@ -18,6 +18,7 @@ from board.models import (
     BoardGeneration,
     HardwareClass,
 )
+from config import coalesce
 from config.after_answer import publish_after_answer
 
 logger = logging.getLogger("aeon.board")
@@ -105,6 +106,23 @@ def _after_commit(work) -> None:
         work()
     except Exception:
         logger.exception("work after a commit failed (the commit stands): %r", work)
+
+
+# A (class, model) whose stored read models an answer found stale is queued for a recompute at
+# most once in this long: a record that a recompute still writes in a shape its reader refuses
+# (a bug) must not have every uncached answer queue another.
+STALE_RECOMPUTE_SECONDS = 600
+
+
+def recompute_stale(pairs) -> None:
+    """Read models an answer found written by an older build (a crown that no longer fits its
+    shape, left out of the answer): a recompute of each (class, model) queued once the answer is
+    sent, at most once per STALE_RECOMPUTE_SECONDS (`config.coalesce`), a failure to queue
+    logged. Until it has run, the answers leave those records out."""
+    recompute = _recompute_task()
+    for hardware_class_id, model_id in sorted(set(pairs), key=str):
+        if coalesce.claim(f"stale:{hardware_class_id}:{model_id}", STALE_RECOMPUTE_SECONDS):
+            _after_commit(partial(publish_after_answer, recompute, hardware_class_id, model_id))
 
 
 def bump_generation() -> None:

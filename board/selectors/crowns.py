@@ -23,10 +23,13 @@ from board.selectors.catalog import board_order
 logger = logging.getLogger("aeon.board")
 
 
-def _stale(champion: Champion, what: str, exc: Exception) -> None:
+def _stale(champion: Champion, what: str, exc: Exception, stale: list | None) -> None:
     """A stored crown that no longer fits its shape (written by an older build, before its
-    class was recomputed) is left out of the answer, never answered 500: `manage.py
-    rebuild_board`, or the class's next recompute, writes it again."""
+    class was recomputed) is left out of the answer, never answered 500, and its (class, model)
+    is added to `stale`, for the caller to have it recomputed (`read_models.recompute_stale`);
+    `manage.py rebuild_board` rewrites them all."""
+    if stale is not None:
+        stale.append((champion.hardware_class_id, champion.model_id))
     logger.error(
         "stored %s of class %s (%s) does not fit its shape, left out until it is recomputed: %s",
         what,
@@ -65,10 +68,11 @@ def _model_matches(query: str, champion: Champion) -> bool:
 
 
 def pod_champion_recipes(
-    *, hardware: str | None = None, model: str | None = None
+    *, hardware: str | None = None, model: str | None = None, stale: list | None = None
 ) -> PodChampionList:
     """The pods' champion list (docs/champions.md): per hardware class and model the throughput
-    champion's recipe, grouped by hardware label, best throughput first. One query."""
+    champion's recipe, grouped by hardware label, best throughput first. One query. `stale`
+    gets the (class, model) of each stored recipe left out for not fitting its shape."""
     champions = list(
         Champion.objects.filter(axis=Axis.THROUGHPUT, model__isnull=False)
         .select_related("hardware_class", "model")
@@ -82,7 +86,7 @@ def pod_champion_recipes(
         try:
             offered.append((champion, PodChampionRecipe.model_validate(champion.pod_recipe)))
         except ValidationError as exc:
-            _stale(champion, "pod recipe", exc)
+            _stale(champion, "pod recipe", exc, stale)
     hardwares = sorted({recipe.hardware for _champion, recipe in offered})
     if hardware:
         offered = [
@@ -102,11 +106,16 @@ def pod_champion_recipes(
 
 
 def champion_crowns(
-    *, hardware: str | None = None, axis: str | None = None, model: str | None = None
+    *,
+    hardware: str | None = None,
+    axis: str | None = None,
+    model: str | None = None,
+    stale: list | None = None,
 ) -> ChampionList:
     """`/api/v1/champions`: per class (board order) and axis, the crown with its recipe,
     reproductions and history. Class-wide crowns, or with `model` that model's crowns. Two
-    queries, however many benchmarks the board holds."""
+    queries, however many benchmarks the board holds. `stale` gets the (class, model) of each
+    stored crown left out for not fitting its shape."""
     crowns = Champion.objects.select_related("hardware_class", "hardware_class__summary")
     if model:
         crowns = crowns.filter(
@@ -173,7 +182,7 @@ def champion_crowns(
                 history=histories.get((c.hardware_class_id, c.model_id, c.axis), []),
             )
         except (ValidationError, TypeError) as exc:  # TypeError: a stored key named as above
-            _stale(c, "crown", exc)
+            _stale(c, "crown", exc, stale)
             return None
 
     return ChampionList(champions=[crown for c in crowns if (crown := crown_of(c)) is not None])
