@@ -119,6 +119,8 @@ def recompute_stale(pairs) -> None:
     shape, left out of the answer): a recompute of each (class, model) queued once the answer is
     sent, at most once per STALE_RECOMPUTE_SECONDS (`config.coalesce`), a failure to queue
     logged. Until it has run, the answers leave those records out."""
+    if not pairs:  # every answer of a board in its shape
+        return
     recompute = _recompute_task()
     for hardware_class_id, model_id in sorted(set(pairs), key=str):
         if coalesce.claim(f"stale:{hardware_class_id}:{model_id}", STALE_RECOMPUTE_SECONDS):
