@@ -210,3 +210,43 @@ def test_the_demo_gemma_line_on_a_spark_charts_three_drafter_settings_and_a_two_
     page = read_api(board_url, f"/models/{GEMMA}/hardware/{SPARK}/")
     assert 'id="chart-drafter-aggregate"' in page.text and "★" in page.text
     assert "2 pairs, 2 pods" in page.text
+
+
+def test_the_ranks_against_the_champion_are_the_counts_axis_by_axis(pod, make_pod, board_url):
+    # One aggregate makes every axis's rank and total (board.lab_selectors._ranks); the two
+    # counts per axis it replaced are the reference, for ranked benchmarks and an unranked one.
+    from board.lab_selectors import AXIS_FIGURES, against_champion
+
+    submit(pod, GEMMA_816, "2026-10-03T09:00:00Z")
+    submit(pod, WIDER_BATCH, "2026-10-04T09:00:00Z")
+    submit(make_pod(), replace(GEMMA_816, peak_agg_tps=800.0), "2026-10-05T09:00:00Z")
+    flagged = submit(make_pod(), replace(GEMMA_816, peak_agg_tps=850.0), "2026-10-06T09:00:00Z")
+    flag_benchmark(public_id=flagged, flagged=True, note="test")  # no longer ranked
+
+    def counted(benchmark: Benchmark, axis: str) -> tuple[int | None, int]:
+        column, lowest = AXIS_FIGURES[axis]
+        value = getattr(benchmark, column)
+        pool = Benchmark.objects.public().filter(
+            hardware_class_id=benchmark.hardware_class_id,
+            ranked=True,
+            **{f"{column}__isnull": False},
+        )
+        if value is None or not benchmark.ranked:
+            return None, pool.count()
+        beats = {f"{column}__lt" if lowest else f"{column}__gt": value}
+        return pool.filter(**beats).count() + 1, pool.count()
+
+    benchmarks = list(Benchmark.objects.filter(hardware_class__slug=SPARK))
+    assert len(benchmarks) == 4 and not all(b.ranked for b in benchmarks)
+    for benchmark in benchmarks:
+        axes = against_champion(benchmark)["axes"]
+        assert {a["axis"]: (a["rank"], a["total"]) for a in axes} == {
+            a["axis"]: counted(benchmark, a["axis"]) for a in axes
+        }, benchmark.public_id
+    throughput = [
+        a["rank"]
+        for b in benchmarks
+        for a in against_champion(b)["axes"]
+        if a["axis"] == "throughput"
+    ]
+    assert sorted(throughput, key=lambda rank: (rank is None, rank)) == [1, 2, 3, None]
