@@ -189,15 +189,14 @@ def _ranks(benchmark: Benchmark) -> dict[str, tuple[int | None, int]]:
     aggregate, one pass over the class's rows. Two counts per axis read them eight times: with
     10,000 benchmarks in one class, a benchmark page not cached took 255-284 ms, 170-195 ms of it
     in the database; 160-166 ms and 54-57 ms now (docs/lab.md §Against the champion)."""
-    counts, ranked_axes = {}, []
+    counts = {}
     for axis in Axis:
         column, lowest = AXIS_FIGURES[axis.value]
         counts[f"{axis.value}_total"] = Count("pk", filter=Q(**{f"{column}__isnull": False}))
         value = getattr(benchmark, column)
-        if value is not None and benchmark.ranked:
+        if value is not None and benchmark.ranked:  # an unranked benchmark has no rank
             beats = {f"{column}__lt" if lowest else f"{column}__gt": value}
             counts[f"{axis.value}_better"] = Count("pk", filter=Q(**beats))
-            ranked_axes.append(axis.value)
     found = (
         Benchmark.objects.public()
         .filter(hardware_class_id=benchmark.hardware_class_id, ranked=True)
@@ -205,7 +204,7 @@ def _ranks(benchmark: Benchmark) -> dict[str, tuple[int | None, int]]:
     )
     return {
         axis.value: (
-            found[f"{axis.value}_better"] + 1 if axis.value in ranked_axes else None,
+            found[better] + 1 if (better := f"{axis.value}_better") in found else None,
             found[f"{axis.value}_total"],
         )
         for axis in Axis

@@ -109,16 +109,18 @@ def _after_commit(work) -> None:
 
 
 # A (class, model) whose stored read models an answer found stale is queued for a recompute at
-# most once in this long: a record that a recompute still writes in a shape its reader refuses
-# (a bug) must not have every uncached answer queue another.
+# most once in this long, where the broker's Redis holds the marker (`config.coalesce`): a
+# record that a recompute still writes in a shape its reader refuses (a bug) must not have every
+# uncached answer queue another.
 STALE_RECOMPUTE_SECONDS = 600
 
 
 def recompute_stale(pairs) -> None:
     """Read models an answer found written by an older build (a crown that no longer fits its
     shape, left out of the answer): a recompute of each (class, model) queued once the answer is
-    sent, at most once per STALE_RECOMPUTE_SECONDS (`config.coalesce`), a failure to queue
-    logged. Until it has run, the answers leave those records out."""
+    sent, at most once per STALE_RECOMPUTE_SECONDS (with eager tasks, the embedded default, no
+    marker stands: each such answer recomputes inline), a failure to queue logged. Until it has
+    run, the answers leave those records out."""
     if not pairs:  # every answer of a board in its shape
         return
     recompute = _recompute_task()
