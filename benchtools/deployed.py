@@ -66,6 +66,17 @@ class DeployedBoard:
                 part.kill()
 
 
+def stop_on_sigterm() -> None:
+    """A SIGTERM to the benchmark (a `kill`, a supervisor, a CI timeout) unwinds it as Ctrl-C
+    does, so that its `finally` blocks stop the servers it started and drop what it made: left
+    alone, SIGTERM ends the process at once and its gunicorn and Celery worker run on."""
+
+    def interrupted(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupted)
+
+
 def environment(*, database_url: str, broker: str, cache: str, data_dir: Path) -> dict[str, str]:
     """`make prod`'s environment for this benchmark's board."""
     chosen = dict(os.environ) | {

@@ -94,6 +94,7 @@ class Command(BaseCommand):
     def handle(self, *args, what: str, **options):
         if what == "load-reads":
             return self._load(options)
+        deployed.stop_on_sigterm()
         return self._reads(options)
 
     # --- the loading child -------------------------------------------------------------------

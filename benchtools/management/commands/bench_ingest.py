@@ -136,6 +136,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, url, jobs, small, large, broker, cache, inside, output, **options):
+        deployed.stop_on_sigterm()
         self.run_ids: set[str] = set()
         self.at_rest = not options["back_to_back"]
         if url:
