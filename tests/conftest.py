@@ -46,12 +46,13 @@ _redis_of_this_worker()
 # `-n 2 --dist loadfile --no-loadscope-reorder` they start at once on different workers and the
 # short ones fill in around them, instead of one of them starting last and running alone.
 LONGEST_FIRST = (
-    "test_read_bench.py",
     "test_accessibility.py",
-    "test_publish_nothing_harmful.py",
-    "test_prod_stack.py",
     "test_pages_browser.py",
+    "test_prod_stack.py",
     "test_faults_under_load.py",
+    "test_read_bench.py",
+    "test_publish_nothing_harmful.py",
+    "test_linear_scanning.py",
     "test_read_models.py",
 )
 

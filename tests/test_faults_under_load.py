@@ -48,8 +48,8 @@ MODELS = [
     demo_model("qwen3-next-80b-a3b-thinking-nvfp4-spark"),
     demo_model("qwen3-14b-fp8-rtx5090"),  # another hardware class
 ]
-FAULT_SECONDS = 6  # how long each service stays down
-RECOVERY_SECONDS = 5  # between one fault's end and the next one's start
+FAULT_SECONDS = 4  # how long each service stays down (a pod retries after 1, 2, 4 and 8 s)
+RECOVERY_SECONDS = 4  # between one fault's end and the next one's start
 AFTER_FAULT_SLACK = 3  # a 503 is allowed to a request sent this long after a fault's end
 PENDING_BOUND = 90  # seconds: every run out of pending within this of a fault's end
 READS = [
