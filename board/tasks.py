@@ -20,7 +20,10 @@ class CoalescedRecompute(Task):
     """At most one recompute queued per (class, model) (docs/operations.md §Background work):
     every commit asks for one, and with several pods uploading hundreds of identical ones piled
     up in the queue. A publish while one is queued and not yet started is dropped: that one
-    rewrites what the commit changed. A retry goes through here too."""
+    rewrites what the commit changed. A retry goes through here too. Run inline (eager), once
+    per (class, model) a request, when its view has answered (config/after_answer.py)."""
+
+    once_per_request = True
 
     def apply_async(self, args=None, kwargs=None, **options):
         if self.app.conf.task_always_eager:

@@ -7,8 +7,12 @@ the response; the WSGI server calls them when it closes the response, after the 
 written.
 
 When tasks run inline (eager Celery: the embedded default, the tests), the task runs at once:
-its effects are part of the answer. Outside a request (a task, a command), the publish also
-happens at once.
+its effects are part of the answer. A task marked `once_per_request` (the read-model recompute)
+runs instead when the view has answered and before the answer leaves, once per distinct set of
+arguments however many times the request asked: a final asks for its class and model's
+recompute at its commit and again at its weight verdict, which runs inline just after, and the
+first would be rewritten at once by the second. Outside a request (a task, a command), the
+publish also happens at once.
 
 A publish that fails after the answer is logged, not raised: the commit stands and the pod has
 its answer. Weight checks left pending are sent again by the beat's sweep (docs/operations.md
@@ -27,20 +31,29 @@ _request = threading.local()
 
 def publish_after_answer(task, *args) -> None:
     """`task.delay(*args)` once the current answer is sent (at once when tasks run inline or
-    outside a request)."""
+    outside a request; a `once_per_request` task run inline, once, when the view has
+    answered)."""
     queued = getattr(_request, "queued", None)
-    if queued is None or task.app.conf.task_always_eager:
+    if queued is None:
         task.delay(*args)
-        return
-    queued.append(partial(task.delay, *args))
+    elif not task.app.conf.task_always_eager:
+        queued.append(partial(task.delay, *args))
+    elif getattr(task, "once_per_request", False):
+        _request.inline.setdefault((task.name, args), partial(task.delay, *args))
+    else:
+        task.delay(*args)
 
 
-def _publish(queued: list) -> None:
+def _publish(queued, failed: str = "a task queued by a committed request could not be published"):
     for publish in queued:
         try:
             publish()
         except Exception:
-            logger.exception("a task queued by a committed request could not be published")
+            logger.exception(failed)
+
+
+def _run_inline(inline: dict) -> None:
+    _publish(inline.values(), "a task run inline after a committed request failed")
 
 
 class AfterAnswerMiddleware:
@@ -50,14 +63,16 @@ class AfterAnswerMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        _request.queued = queued = []
+        _request.queued, _request.inline = queued, inline = [], {}
         try:
             response = self.get_response(request)
         except BaseException:
             _request.queued = None
+            _run_inline(inline)
             _publish(queued)
             raise
         _request.queued = None
+        _run_inline(inline)  # their effects are part of the answer
         if queued:
             response._resource_closers.append(partial(_publish, queued))
         return response

@@ -108,6 +108,58 @@ def test_an_inline_task_runs_before_the_answer(broker):
     assert client.llen(QUEUE) == 0
 
 
+def test_an_inline_task_once_per_request_runs_once_per_arguments_when_the_view_has_answered(
+    broker, caplog
+):
+    """As the read-model recompute: a final asks for it at its commit and at its weight verdict;
+    with eager tasks it runs once, after both, and before the answer leaves."""
+    _client, note = broker
+    note.app.conf.task_always_eager = True
+    note.once_per_request = True
+    seen_in_view = []
+
+    def view(request):
+        publish_after_answer(note, "class 1")
+        publish_after_answer(note, "class 2")
+        publish_after_answer(note, "class 1")
+        seen_in_view.extend(note.done)
+        return JsonResponse({"ok": True})
+
+    response = AfterAnswerMiddleware(view)(RequestFactory().get("/"))
+
+    assert seen_in_view == []  # not while the view worked
+    assert note.done == ["class 1", "class 2"]  # once each, in the order first asked
+    assert response._resource_closers == []
+    # Outside a request it runs at once, each time.
+    publish_after_answer(note, "class 1")
+    assert note.done == ["class 1", "class 2", "class 1"]
+
+
+def test_an_inline_task_once_per_request_that_fails_is_logged_and_the_others_still_run(
+    broker, caplog
+):
+    _client, note = broker
+    note.app.conf.task_always_eager = True
+    note.app.conf.task_eager_propagates = True
+    note.once_per_request = True
+
+    @note.app.task(name="tests.after_answer.fails", once_per_request=True)
+    def fails():
+        raise RuntimeError("the database is locked")
+
+    def view(request):
+        publish_after_answer(fails)
+        publish_after_answer(note, "still run")
+        return JsonResponse({"ok": True})
+
+    with caplog.at_level("ERROR", logger="aeon.tasks"):
+        response = AfterAnswerMiddleware(view)(RequestFactory().get("/"))
+
+    assert response.status_code == 200
+    assert "a task run inline after a committed request failed" in caplog.text
+    assert note.done == ["still run"]
+
+
 # As above: closing the response looks at the database connection.
 @pytest.mark.django_db
 def test_a_publish_that_fails_after_the_answer_is_logged_not_raised(broker, caplog):
