@@ -16,6 +16,7 @@ from demo.catalogue import DEMO_MODELS
 from submissions.jsonbody import (
     DECODED_ALLOWANCE,
     DECODED_FACTOR,
+    MAX_STRINGS_READ,
     SURROGATE_ESCAPE,
     WORST_BYTES_PER_BYTE,
     DecodedTooLarge,
@@ -74,6 +75,74 @@ def test_the_estimate_bounds_what_the_decoder_builds(name):
     del value
     built = peak - len(body)  # the decoded text is not part of the tree
     assert estimate.bytes >= built, (name, estimate, built)
+
+
+CODE = 'def f(x):\n    return {"a": [x, 2], "b": {"c": (x, x)}}, [x, {}]\n'
+# Structural bytes inside strings, which build nothing (model output that is code or prose):
+# bodies over the quick estimate's limit, of at most MAX_STRINGS_READ strings, counted again.
+IN_STRINGS = {
+    "code in strings": lambda size: array_of(json.dumps(CODE * 4).encode(), size),
+    "one string of structure": lambda size: b'["' + b"{[,:" * (size // 4) + b'"]',
+    # Each string holds braces and ends in an escaped backslash: the quote after it closes the
+    # string, and the object after that is real (read as inside the string, it would be left
+    # out, and the estimate would fall short of the tree).
+    "escaped backslashes before objects": lambda size: array_of(
+        b'"' + b"x{" * 50 + b'\\\\",{"k":[1,{}]}', size
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(IN_STRINGS))
+def test_structure_inside_strings_is_left_out_and_the_estimate_still_bounds_the_tree(name):
+    body = IN_STRINGS[name](8 * MIB)
+    estimate = estimate_decoded(body, surrogates=False)
+    assert estimate.strings <= MAX_STRINGS_READ
+    tracemalloc.start()
+    value = parse_json(body, bounded=False)
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    if name == "escaped backslashes before objects":
+        assert value[1] == {"k": [1, {}]} and value[0].endswith("x{\\")
+    # Counted again, the objects and arrays are exactly the decoded tree's: none of the strings'
+    # braces and brackets, every real one (a string read past its end would hide some).
+    assert (
+        (estimate.objects, estimate.arrays)
+        == containers(value)
+        != (
+            body.count(b"{"),
+            body.count(b"["),
+        )
+    )
+    del value
+    assert estimate.bytes >= peak - len(body), (name, estimate, peak - len(body))
+
+
+def containers(value) -> tuple[int, int]:
+    """The objects and the arrays of a decoded tree."""
+    objects = arrays = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            objects += 1
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            arrays += 1
+            pending.extend(item)
+    return objects, arrays
+
+
+def test_a_final_of_code_outputs_is_decoded_not_refused():
+    """Coding cases answer in code, full of braces, brackets, commas and colons: counted as
+    structure, 500 such outputs (a 1.5 MiB final) were refused as decoding to 9.5 MiB."""
+    rows = [
+        {"case_id": f"v4.coding.{i}", "raw_output": CODE * 40, "evidence": {}, "speed": {}}
+        for i in range(2000)
+    ]
+    body = json.dumps({"bundle": {"results": rows}, "signature": "A" * 88}).encode()
+    assert len(body) > 5 * MIB
+    check_decoded_size(body, surrogates=False)
+    parse_json(body)
 
 
 @pytest.mark.parametrize("name", list(SHAPES))

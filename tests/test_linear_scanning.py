@@ -5,8 +5,8 @@ seconds), and the time at 2N no more than 3 times the time at N (a quadratic sca
 as long; never a wall-clock limit).
 
 Each family is read where the board reads it: the secret scan (decoded strings and JSON text),
-the argv reader, the scrubbing of public surfaces, hardware-label normalisation, and the
-grading's own fixed patterns (the suite's checker patterns run on RE2)."""
+the argv reader, the scrubbing of public surfaces, hardware-label normalisation, the count of a
+body's decoded size, and the grading's own fixed patterns (the suite's checker patterns run on RE2)."""
 
 import json
 import time
@@ -25,6 +25,7 @@ from recipes.scrub import (
     scrub_flags,
 )
 from recipes.secret_scan import find_bundle_secrets, json_may_hold_token
+from submissions.jsonbody import estimate_decoded
 
 MB = 1024 * 1024
 ROUNDS = 3  # the least of a few rounds: what the scan costs, not what the machine did meanwhile
@@ -125,6 +126,22 @@ def test_a_key_after_a_placeholder_run_is_still_found():
     text = "a=" * 10_000 + " HF_TOKEN=abcdefgh12"
     assert find_bundle_secrets({"recipe": {"note": text}}) == ["/recipe/note"]
     assert find_bundle_secrets({"recipe": {"note": "token" * 10_000 + "!="}}) == []
+
+
+# --- the decoded-size count ------------------------------------------------------------------
+
+DECODED_INPUTS = {
+    "one string of structure": lambda n: b'["' + b"{[,:" * (n // 4) + b'"]',
+    "code in strings": lambda n: (
+        b"[" + b",".join([b'"{\\"a\\": [1, {}]}, [2]"'] * (n // 25)) + b"]"
+    ),
+}
+
+
+@pytest.mark.parametrize("make", DECODED_INPUTS.values(), ids=DECODED_INPUTS.keys())
+def test_the_decoded_size_count_is_linear(make):
+    # Past the limit, so that the strings are read for their structure (under MAX_STRINGS_READ).
+    assert_linear(lambda body: estimate_decoded(body, surrogates=False), make, 2 * MB)
 
 
 # --- the argv reader ------------------------------------------------------------------------------
