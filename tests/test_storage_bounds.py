@@ -155,13 +155,16 @@ def _files(folder) -> list:
 
 def test_big_bodies_wait_in_the_spool_and_enter_the_store_only_once_signed(pod, settings):
     """issue 20 point 3: five 9 MiB random bodies, each answered 400 (random text, not JSON),
-    and one of random bytes (413: it would decode to more than its budget) leave no file in the
-    store and none in the spool; a signed 9 MiB final is moved from the spool into the store."""
+    one of random bytes (400 too) and one of `[{},{},…]` (413: it would decode to more than its
+    budget) leave no file in the store and none in the spool; a signed 9 MiB final is moved from
+    the spool into the store."""
     store_root = settings.AEON_BLOB_DIR
     spool = spool_dir()
     assert spool == store_root / ".spool"  # the store's file system, outside its names
     bodies = [b'{"bundle": "' + base64.b64encode(os.urandom(7 * MIB)) for _ in range(5)]
-    for body in [*bodies, os.urandom(9 * MIB)]:
+    bodies.append(os.urandom(9 * MIB))
+    too_large = b"[" + b"{}," * (3 * MIB) + b"{}]"
+    for body in [*bodies, too_large]:
         assert len(body) >= 9 * MIB  # over 8 MiB: spooled before it is parsed
         session = pod.open_run(MODEL, TEXT_SUITE, "text")
         answer = post_results(pod, session, body)
