@@ -147,8 +147,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # option): values travel beside the statement, bytes as bytes, instead of quoted into its text by
 # the client. A final's inline evidence (a 0.14 MiB body in its row) took 3.3-3.8 ms to write
 # quoted (hex, twice its size, parsed back by the server) and 1.0 ms bound (median of 40 writes,
-# this 2-core machine); `manage.py bench_ingest --large 0 --small 30`, twice each way: the
-# 0.14 MiB final 41.5-42.0 ms -> 38.0-40.0 ms of gunicorn's time.
+# this 2-core machine); `manage.py bench_ingest --large 0 --small 40` alternated three times each
+# way: the web workers' CPU per 0.14 MiB final 35-44 ms -> 31-39 ms, their memory growth 25.8x ->
+# 22x the body, the final's time within the runs' noise. Django keeps prepared statements off
+# (`prepare_threshold` None) either way.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("server_side_binding", True)
 

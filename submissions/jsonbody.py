@@ -143,9 +143,9 @@ def _estimate(size: int, objects, arrays, commas, colons, strings) -> DecodedEst
 def _inside_strings(kept: bytes) -> tuple[int, int, int, int]:
     """How many of the structural bytes `{`, `[`, `,` and `:` of `kept` (a body's structural
     bytes) stand inside its strings, where they build nothing: code and prose in model output
-    are full of them. The strings are read as the decoder reads them, left to right, up to the
-    first invalid escape (where the decoder stops: what follows is never built), one match and
-    four counts at C speed each."""
+    are full of them. The strings are read as the decoder reads them, left to right, one match
+    and four counts at C speed each; past an invalid escape the reading may drift, but the
+    decoder stops there, and nothing after it is ever built."""
     inside = [0, 0, 0, 0]
     for match in _STRING.finditer(kept):
         start, end = match.span()

@@ -109,7 +109,7 @@ def test_an_inline_task_runs_before_the_answer(broker):
 
 
 def test_an_inline_task_once_per_request_runs_once_per_arguments_when_the_view_has_answered(
-    broker, caplog
+    broker,
 ):
     """As the read-model recompute: a final asks for it at its commit and at its weight verdict;
     with eager tasks it runs once, after both, and before the answer leaves."""

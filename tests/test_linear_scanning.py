@@ -6,7 +6,8 @@ as long; never a wall-clock limit).
 
 Each family is read where the board reads it: the secret scan (decoded strings and JSON text),
 the argv reader, the scrubbing of public surfaces, hardware-label normalisation, the count of a
-body's decoded size, and the grading's own fixed patterns (the suite's checker patterns run on RE2)."""
+body's decoded size, and the grading's own fixed patterns (the suite's checker patterns run on
+RE2)."""
 
 import json
 import time
